@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from audit.services import audit_record
+from gpuposture.base.batching import IDS_PER_QUERY
 from gpuposture.base.finding_status import effective_status
 from posture.models import EarlierAcceptance, Finding
 
@@ -92,7 +93,6 @@ def _resolving(fingerprint: str, existing: Mapping[str, Any], seen: Mapping[str,
 
 
 LIVE = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
-BATCH = 900  # ids per query, under SQLite's limit on query parameters
 
 
 def first_seen_carried(
@@ -102,7 +102,7 @@ def first_seen_carried(
 ) -> dict[str, datetime]:
     """fingerprint -> when its cause was first seen, for each wide finding created in this
     score over narrower live ones that resolve in it (accepted or not): the earliest of their
-    first_seen, since it is the same cause under a wider subject. One query per BATCH of
+    first_seen, since it is the same cause under a wider subject. One query per IDS_PER_QUERY of
     them; none in a score where no subject widened."""
     resolving = {
         fingerprint: [
@@ -115,8 +115,8 @@ def first_seen_carried(
     }
     ids = sorted({pk for pks in resolving.values() for pk in pks})
     first: dict[int, datetime] = {}
-    for start in range(0, len(ids), BATCH):
-        rows = Finding.objects.filter(pk__in=ids[start : start + BATCH]).order_by()
+    for start in range(0, len(ids), IDS_PER_QUERY):
+        rows = Finding.objects.filter(pk__in=ids[start : start + IDS_PER_QUERY]).order_by()
         first.update(rows.values_list("pk", "first_seen"))
     return {fp: min(first[pk] for pk in pks) for fp, pks in resolving.items() if pks}
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
+from gpuposture.base.batching import IDS_PER_QUERY
 from inventory.bulk import rows_insert, rows_update
 from inventory.models import Cluster
 from posture.models import Finding, FindingTenant
-
-BATCH = 900  # under SQLite's limit on query parameters
 
 
 def finding_tenants_write(
@@ -53,8 +52,8 @@ def finding_tenants_write(
         dropped += [pk for tenant, pk in have.items() if tenant not in tenants]
     rows_insert(FindingTenant, ("finding_id", "tenant_id", "exposure"), added, now)
     rows_update(FindingTenant, ("exposure",), moved)
-    for start in range(0, len(dropped), BATCH):
-        FindingTenant.objects.filter(pk__in=dropped[start : start + BATCH]).delete()
+    for start in range(0, len(dropped), IDS_PER_QUERY):
+        FindingTenant.objects.filter(pk__in=dropped[start : start + IDS_PER_QUERY]).delete()
     return {"added": len(added), "dropped": len(dropped), "exposure_changed": len(moved)}
 
 
@@ -65,13 +64,13 @@ def _new_ids(cluster: Cluster, fingerprints: list[str]) -> dict[str, int]:
     name): with the cluster in the filter too SQLite walked the cluster's index for every
     batch, quadratic in the findings (196 s of a first score of 343,598 findings)."""
     wanted = set(fingerprints)
-    if len(wanted) > 4 * BATCH:
+    if len(wanted) > 4 * IDS_PER_QUERY:
         # Unordered, as every read into a dict here (the model's ordering costs a sort).
         rows = Finding.objects.filter(cluster=cluster).order_by().values_list("fingerprint", "pk")
         return {fp: pk for fp, pk in rows.iterator(5000) if fp in wanted}
     found: dict[str, int] = {}
-    for start in range(0, len(fingerprints), BATCH):
-        batch = fingerprints[start : start + BATCH]
+    for start in range(0, len(fingerprints), IDS_PER_QUERY):
+        batch = fingerprints[start : start + IDS_PER_QUERY]
         rows = Finding.objects.filter(fingerprint__in=batch).order_by()
         found.update(rows.values_list("fingerprint", "pk"))
     return found

@@ -16,7 +16,7 @@ records what that rewrite would otherwise erase:
 Resolving records nothing here: one score may resolve tens of thousands of findings (a subject
 widened by an upgrade, a namespace deleted) and does so in bulk UPDATEs, the row's resolved_at
 saying when; the `recur` event keeps that time once the row no longer does. A score in which
-nothing came back costs nothing more; else one read per BATCH of them before the store writes,
+nothing came back costs nothing more; else one read per batch of them before the store writes,
 and one audit event each (two, and a read of its tenants, where an acceptance lapsed)."""
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from datetime import datetime
 from typing import Any
 
 from audit.services import audit_record
+from gpuposture.base.batching import IDS_PER_QUERY
 from posture.acceptance_carry import acceptance_state, subject_text
 from posture.models import EarlierAcceptance, Finding
 
-BATCH = 900  # ids per query, under SQLite's limit on query parameters
 RESOLVED_LAPSE = "resolved"  # a `lapse` event's `lapsed`: its finding resolved, then came back
 # A finding's acceptance fields when it holds none (what a lapsed acceptance leaves).
 NO_ACCEPTANCE: dict[str, Any] = {
@@ -60,10 +60,10 @@ def held_when_resolved(finding: Finding) -> bool:
 
 def returns_read(pks: list[int]) -> list[Back]:
     """The findings coming back in this score, read before the store rewrites them (their
-    resolved_at and acceptance as they stood). One query per BATCH; none when none came back."""
+    resolved_at and acceptance as they stood). One query per batch; none when none came back."""
     back = []
-    for start in range(0, len(pks), BATCH):
-        rows = Finding.objects.filter(pk__in=pks[start : start + BATCH]).order_by("pk")
+    for start in range(0, len(pks), IDS_PER_QUERY):
+        rows = Finding.objects.filter(pk__in=pks[start : start + IDS_PER_QUERY]).order_by("pk")
         for finding in rows.select_related("accepted_by").defer("evidence", "accepted_basis"):
             held = acceptance_state(finding) if held_when_resolved(finding) else None
             back.append(Back(finding, finding.resolved_at, held))
@@ -77,8 +77,8 @@ def returns_record(back: list[Back], *, now: datetime) -> None:
     narrower accepted ones: that acceptance is the carried one, not the lapsed one."""
     lapsed = [b for b in back if b.acceptance is not None]
     ids = [b.finding.pk for b in lapsed]
-    for start in range(0, len(ids), BATCH):
-        Finding.objects.filter(pk__in=ids[start : start + BATCH]).update(**NO_ACCEPTANCE)
+    for start in range(0, len(ids), IDS_PER_QUERY):
+        Finding.objects.filter(pk__in=ids[start : start + IDS_PER_QUERY]).update(**NO_ACCEPTANCE)
     EarlierAcceptance.objects.bulk_create([_kept(b.finding, now) for b in lapsed])
     for item in back:
         _events_record(item, now)

@@ -16,6 +16,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from rest_framework.fields import DateTimeField
 
+from gpuposture.base.batching import IDS_PER_QUERY
 from gpuposture.base.finding_status import effective_status
 from inventory.presenter import present
 from posture.finding_fields import (
@@ -159,14 +160,15 @@ def tenant_slugs(
     weights: dict[str, float] | None = None,
     own: dict[int, dict[str, int]] | None = None,
 ) -> dict[int, list[str]]:
-    """finding id -> the slugs of the tenants it affects: one query per 900 findings (one
+    """finding id -> the slugs of the tenants it affects: one query per IDS_PER_QUERY findings (one
     for a page). Each tenant's class weight goes into `weights` (slug -> weight), and the
     links' own exposures, where they have one, into `own` (finding id -> slug -> exposure)."""
     found: dict[int, list[str]] = {}
     weights = {} if weights is None else weights
     own = {} if own is None else own
-    for start in range(0, len(finding_ids), 900):  # under SQLite's limit on parameters
-        links = FindingTenant.objects.filter(finding_id__in=finding_ids[start : start + 900])
+    for start in range(0, len(finding_ids), IDS_PER_QUERY):
+        batch = finding_ids[start : start + IDS_PER_QUERY]
+        links = FindingTenant.objects.filter(finding_id__in=batch)
         columns = ("finding_id", "tenant__slug", "tenant__trust_class__risk_weight", "exposure")
         for finding_id, slug, weight, exposure in links.values_list(*columns):
             found.setdefault(finding_id, []).append(slug)

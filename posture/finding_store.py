@@ -19,6 +19,7 @@ from typing import Any
 from django.db import transaction
 
 from audit.services import audit_record
+from gpuposture.base.batching import IDS_PER_QUERY
 from gpuposture.base.finding_status import acceptance_lapsed
 from inventory.bulk import db_datetime, rows_insert, rows_update
 from inventory.models import Cluster
@@ -37,7 +38,6 @@ from posture.rules.stack.accepted import BEYOND, exposure_beyond
 from tenants.models import Tenant
 
 LIVE_STATUSES = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
-BATCH = 900  # ids per UPDATE, under SQLite's limit on query parameters
 
 
 def finding_fingerprint(cluster: str, draft: FindingDraft) -> str:
@@ -359,8 +359,8 @@ def _findings_write(
     new_rows = [(*row, earlier.get(row[NEW_FINGERPRINT], stamp), stamp) for row in to_create]
     rows_insert(Finding, FINDING_COLUMNS, new_rows, now)
     rows_update(Finding, REWRITTEN, [_update_row(row, stamp) for row in changed])
-    for start in range(0, len(resolved), BATCH):
-        batch = resolved[start : start + BATCH]
+    for start in range(0, len(resolved), IDS_PER_QUERY):
+        batch = resolved[start : start + IDS_PER_QUERY]
         Finding.objects.filter(pk__in=batch).update(status=Finding.Status.RESOLVED, resolved_at=now)
     live = Finding.objects.filter(cluster=cluster, status__in=LIVE_STATUSES, last_seen__lt=now)
     if unjudged:
