@@ -4,7 +4,8 @@ Each component is `installed` (its version is known), `unknown` (it is deployed,
 there, but its version cannot be read) or `not_installed` (the snapshot shows it is not deployed
 for the node: no pod of it there, and no DaemonSet of it that schedules there; where the
 snapshot holds no DaemonSets, no pod of it there, and its reason says that whether a DaemonSet
-would run one is not known). A component that
+would run one is not known; where it holds neither DaemonSets nor any pod of where the stack runs,
+nothing is said absent: StackFacts.stack_pods_read). A component that
 is not installed is left out of the patch judgement: a node without a DCGM exporter is not
 "unknown" because a DCGM-Exporter bulletin was imported.
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inventory.bottlerocket import bottlerocket_nvidia, bottlerocket_plugin_host
+from inventory.kinds_read import exported_from_a_real_cluster
 from inventory.operator_nodes import operator_absent
 from inventory.placement import workload_fit
 from inventory.snapshot import Pod, Taint, Workload
@@ -100,6 +102,11 @@ class StackFacts:
     # False: the read holds no DaemonSet (a snapshot file that did not export them), so a node
     # without a component's pod is said not to run it, never that no DaemonSet would.
     daemonsets_read: bool = True
+    # False: the read holds no DaemonSets and no pod where a GPU stack runs (no pod of a stack
+    # component, none of kube-system): its pods may be those of some namespaces only (a
+    # tenant's export), so a node without a component's pod may still run it. Its absence is
+    # then unknown, never "not installed" (a VEX would say "component not present").
+    stack_pods_read: bool = True
 
 
 def stack_facts(
@@ -130,7 +137,16 @@ def stack_facts(
         operator_pod=operator_pod_version(workloads, pods, tenant_claimed),
         unplaced=_unplaced(daemonsets, pods),
         daemonsets_read=daemonsets_read,
+        stack_pods_read=daemonsets_read or _stack_pods_read(pods),
     )
+
+
+def _stack_pods_read(pods: Sequence[Pod]) -> bool:
+    """Whether the pods read include those of where the GPU stack runs: a pod of a stack
+    component, or kube-system's (a cluster-wide export: inventory.kinds_read)."""
+    if exported_from_a_real_cluster(p.namespace for p in pods):
+        return True
+    return any(container_component(c.name, c.image, c.command) for p in pods for c in p.containers)
 
 
 def _unplaced(daemonsets: tuple[Workload, ...], pods: Sequence[Pod]) -> dict[str, str]:
@@ -210,7 +226,7 @@ def presence(
                 f"the node offers {plugin_resources[0]}, which only a registered device plugin"
                 " advertises; no pod of it is in the snapshot"
             )
-        elif not misses or all(fit is False for _, fit, _ in misses):
+        elif facts.stack_pods_read and (not misses or all(fit is False for _, fit, _ in misses)):
             not_installed[component] = _absent(misses, facts.daemonsets_read)
     if facts.operator:
         # Seen in the cluster, it is the node's only where it manages the node (operator_nodes).
@@ -230,7 +246,7 @@ def presence(
             not_installed["gpu_operator"] = absent
         else:
             deployed["gpu_operator"] = _operator_source(facts.operator, facts.operator_pod)
-    elif facts.pods_read:
+    elif facts.pods_read and facts.stack_pods_read:
         not_installed["gpu_operator"] = (
             "no GPU Operator Deployment, pod or ClusterPolicy in the cluster"
         )

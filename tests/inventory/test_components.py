@@ -237,14 +237,26 @@ def test_a_node_offering_gpus_has_a_device_plugin_the_snapshot_does_not_show():
     assert plugin["state"] == "unknown"
     assert "offers nvidia.com/gpu" in plugin["source"]
     assert "device_plugin" in deployed_unknown(gpu)
-    # The DCGM exporter is not needed to offer GPUs: still not installed.
-    assert node_components(gpu)["dcgm_exporter"]["state"] == "not_installed"
+    # The DCGM exporter is not needed to offer GPUs, but nothing read shows where the stack
+    # runs (no DaemonSet, no pod of it, none of kube-system): unknown, never "not installed".
+    assert node_components(gpu)["dcgm_exporter"]["state"] == "unknown"
+    assert "dcgm_exporter" not in deployed_unknown(gpu)  # nothing shows it deployed either
+    # A cluster-wide export (kube-system's pods in it) shows the pods of every namespace.
+    wide = nodes_of([node("gpu-a"), _tenant_pod("gpu-a"), _system_pod()])["gpu-a"]
+    assert node_components(wide)["dcgm_exporter"]["state"] == "not_installed"
+
+
+def _system_pod() -> dict[str, Any]:
+    """CoreDNS: a pod of kube-system, in every export of a running cluster's pods."""
+    pod = _tenant_pod("cpu-1")
+    pod["metadata"] = {"name": "coredns-5d78c9869d-x2k4f", "namespace": "kube-system"}
+    return pod
 
 
 def test_a_plugin_gone_from_a_node_leaves_its_capacity_but_no_allocatable():
     gone = node("gpu-a")
     gone["status"]["allocatable"] = {"nvidia.com/gpu": "0"}
-    gpu = nodes_of([gone, _tenant_pod("gpu-a")])["gpu-a"]
+    gpu = nodes_of([gone, _tenant_pod("gpu-a"), _system_pod()])["gpu-a"]
     assert node_components(gpu)["device_plugin"]["state"] == "not_installed"
 
 
@@ -266,7 +278,7 @@ def test_a_bottlerocket_nvidia_node_runs_its_device_plugin_as_a_host_service():
     assert node_components(quiet)["device_plugin"]["state"] == "unknown"
     # Another Bottlerocket variant carries no NVIDIA plugin: what the capacity says, as before.
     bottlerocket["status"]["nodeInfo"] = {"osImage": "Bottlerocket OS 1.26.2 (aws-k8s-1.31)"}
-    other = nodes_of([bottlerocket, _tenant_pod("gpu-a")])["gpu-a"]
+    other = nodes_of([bottlerocket, _tenant_pod("gpu-a"), _system_pod()])["gpu-a"]
     assert node_components(other)["device_plugin"]["state"] == "not_installed"
 
 

@@ -39,8 +39,9 @@ def _plugin_pod(image: str = IMAGE) -> dict:
 
 
 def _gpu_node(*objects: dict):
-    other = _plugin_pod("busybox:1.36") | {"metadata": {"name": "web", "namespace": "default"}}
-    snapshot = normalise(  # a pod elsewhere: the snapshot read pods, so absence is absence
+    # A pod of kube-system: the snapshot read every namespace's pods, so absence is absence.
+    other = _plugin_pod("busybox:1.36") | {"metadata": {"name": "dns", "namespace": "kube-system"}}
+    snapshot = normalise(
         [namespace(DRA_NS), node("gpu-a", gpus=4), other, *objects],
         configured_platform=(OPERATOR_NS, DRA_NS),
     )
