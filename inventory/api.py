@@ -12,7 +12,6 @@ from rest_framework.response import Response
 from gpuposture.base.api import NameOrIdLookupMixin, ScopedReadOnlyViewSet, ScopedViewSetMixin
 from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.roles import EDIT_CLUSTERS
-from inventory.components import firmware_coverage
 from inventory.coverage import cluster_coverage_counts, with_coverage
 from inventory.filters import (
     DriftEventFilter,
@@ -27,6 +26,7 @@ from inventory.models import (
     Pod,
     SyncRun,
 )
+from inventory.node_components import firmware_coverage
 from inventory.presenter import PresentedSerializer
 from inventory.serializers import NodeSerializer, PodSerializer
 from inventory.services import NoStoredSource, SyncBusy, cluster_save, cluster_sync_request

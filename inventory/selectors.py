@@ -13,10 +13,10 @@ from django.utils import timezone
 from gpuposture.base.labels import words
 from gpuposture.base.roles import EDIT_CLUSTERS, may, reads_audit_log
 from inventory.components import LABELS as COMPONENT_LABELS
-from inventory.components import firmware_coverage, node_components
 from inventory.dra_node import node_dra_devices
 from inventory.input_failures import import_failures
 from inventory.models import Bulletin, Cluster, ClusterObject, Node, Pod, SyncRun
+from inventory.node_components import firmware_coverage, node_components
 from inventory.patching.rollout import RolloutNode, rollout_plan
 from inventory.patching.status import COMPONENTS
 from inventory.platform import cluster_platform_namespaces

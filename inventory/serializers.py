@@ -5,12 +5,12 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from inventory.components import node_components
 from inventory.dra_node import node_dra_devices
 from inventory.models import (
     Node,
     Pod,
 )
+from inventory.node_components import node_components
 from inventory.owners import WorkloadRef
 from inventory.pod_party import pod_parties
 from inventory.pod_workloads import pod_workloads

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from inventory.components import firmware_coverage
+from inventory.node_components import firmware_coverage
 
 PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
 

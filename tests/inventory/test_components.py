@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inventory.components import deployed_unknown, node_components
+from inventory.node_components import deployed_unknown, node_components
 from inventory.sources.normalise import normalise
 
 NS = "gpu-operator"

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from inventory.components import StackFacts, node_components, presence
+from inventory.components import StackFacts, presence
+from inventory.node_components import node_components
 from inventory.services import cluster_sync
 from inventory.sources.kube import KubeSettings, KubeSource
 from inventory.sync import cluster_get_or_create

@@ -10,7 +10,7 @@ import json
 
 from inventory.bulletins.csaf.document import parse_advisory
 from inventory.bulletins.csaf.fixes import fixes
-from inventory.components import deployed_unknown, node_components
+from inventory.node_components import deployed_unknown, node_components
 from inventory.patching.status import BELOW_BASELINE, node_patch_status
 from inventory.sources.normalise import normalise
 from tests.posture.dra_world import device_class, resource_slice

@@ -12,9 +12,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from inventory.components import deployed_unknown, node_components
 from inventory.hostfacts import node_from_host_facts
 from inventory.models import Cluster, Node, NodeHostFacts
+from inventory.node_components import deployed_unknown, node_components
 from inventory.sources.nvidia_smi import parse_nvidia_smi, summarise
 from posture.models import Finding
 from posture.services import posture_evaluate

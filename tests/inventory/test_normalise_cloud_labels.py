@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from inventory.components import deployed_unknown, node_components
 from inventory.hostfacts import merge_host_facts
 from inventory.mig_profiles import model_key
+from inventory.node_components import deployed_unknown, node_components
 from inventory.patching.versions import model_matches
 from inventory.snapshot import LABEL_KIND
 from inventory.sources.normalise import normalise

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inventory.components import deployed_unknown
+from inventory.node_components import deployed_unknown
 from inventory.snapshot import Taint
 from inventory.sources.normalise import image_version, normalise
 from tests.inventory.normalise_helpers import (

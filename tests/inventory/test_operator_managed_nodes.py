@@ -12,7 +12,7 @@ from typing import Any
 
 from inventory.bulletins.csaf.document import parse_advisory
 from inventory.bulletins.csaf.fixes import fixes
-from inventory.components import node_components
+from inventory.node_components import node_components
 from inventory.patching.status import NodeStack, node_patch_status
 from inventory.sources.normalise import normalise
 from inventory.stack_managers import upgraded_by

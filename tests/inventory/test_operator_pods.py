@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from inventory.components import deployed_unknown, node_components
+from inventory.node_components import deployed_unknown, node_components
 from inventory.platform import cluster_platform_namespaces
 from inventory.services import cluster_sync_from_snapshot
 from inventory.sources.normalise import normalise

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from inventory.components import node_components
+from inventory.node_components import node_components
 from inventory.sources.normalise import normalise
 from tests.inventory.normalise_helpers import controller, ctr, node, pod
 

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from inventory.components import node_components
 from inventory.models import Node as NodeRow
+from inventory.node_components import node_components
 from inventory.patching.driver_family import vgpu_host
 from inventory.services import cluster_sync_from_snapshot
 from inventory.sources.images import component_of, is_vgpu_manager, stack_version

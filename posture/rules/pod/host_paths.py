@@ -7,7 +7,8 @@ import posixpath
 from collections.abc import Iterator
 from typing import Any
 
-from inventory.components import NOT_INSTALLED, node_components
+from inventory.components import NOT_INSTALLED
+from inventory.node_components import node_components
 from inventory.snapshot import Node, Pod, Volume
 from posture.inputs import PostureInputs
 from posture.rules.common import (

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inventory.components import COMPONENT_FIELDS, deployed_unknown, node_components
+from inventory.components import COMPONENT_FIELDS
+from inventory.node_components import deployed_unknown, node_components
 from inventory.snapshot import CAPACITY_KIND, LABEL_KIND, Node, UnreadableConfig
 from inventory.stack_managers import UpgradePath
 from posture.inputs import PostureInputs, TenantInfo
