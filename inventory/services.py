@@ -32,6 +32,7 @@ from inventory.sync import (
     SyncError,
     snapshot_apply,
     sync_run_fail,
+    sync_run_note,
     sync_run_start,
 )
 from inventory.sync_delta import NeedsFullSync, delta_apply
@@ -211,9 +212,7 @@ def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token
         sync_run_fail(run=run, error=refused)
         raise SyncError(refused)
     run = snapshot_apply(run=run, snapshot=snapshot)
-    if fallback:
-        run.warnings = [*run.warnings, fallback]
-        run.save(update_fields=["warnings"])
+    sync_run_note(run=run, fallback=fallback, files_read=getattr(source, "files_read", None))
     _remember_watch_state(cluster, source, getattr(source, "resource_versions", None), full=True)
     from inventory.bulletins.patch_refresh import nodes_patch_refresh
 

@@ -96,6 +96,21 @@ def snapshot_apply(*, run: SyncRun, snapshot: snap.ClusterSnapshot) -> SyncRun:
     return run
 
 
+def sync_run_note(*, run: SyncRun, fallback: str | None, files_read: int | None) -> SyncRun:
+    """Add to a run that succeeded why it listed everything (`fallback`, a warning) and how
+    many snapshot files it read (`changes["files_read"]`, for its summary)."""
+    fields = []
+    if fallback:
+        run.warnings = [*run.warnings, fallback]
+        fields.append("warnings")
+    if files_read is not None:
+        run.changes = {**run.changes, "files_read": files_read}
+        fields.append("changes")
+    if fields:
+        run.save(update_fields=fields)
+    return run
+
+
 def _apply(
     run: SyncRun, snapshot: snap.ClusterSnapshot, now: datetime
 ) -> tuple[dict[str, dict[str, int]], list[DriftChange], list[str]]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import yaml
@@ -107,21 +107,31 @@ def load_json(
         raise SafeParseError(f"not valid JSON: {exc}") from exc
 
 
-def load_json_values(text: str | bytes, *, max_bytes: int) -> list[Any]:
+def load_json_values(
+    text: str | bytes, *, max_bytes: int, skip: Callable[[str, int], int] | None = None
+) -> list[Any]:
     """Every JSON value in `text`, one after another: `kubectl get ... -o json >> file` run
-    once per kind leaves several documents in one file. Whitespace between them is skipped;
-    anything else is an error naming where. No depth scan (see load_json's `max_depth=None`)."""
+    once per kind leaves several documents in one file. Whitespace between them is skipped,
+    and so is what `skip(text, at)` says is not a document (it returns where the next one may
+    start, `at` itself when nothing is skipped; it raises SafeParseError for what it
+    recognises but cannot take); anything else is an error naming where. No depth scan (see
+    load_json's `max_depth=None`)."""
     text = _text(text, max_bytes)
     decoder = json.JSONDecoder()
     values: list[Any] = []
     at = _skip_space(text, 0)
     try:
         while at < len(text):
+            if skip is not None and (after := skip(text, at)) != at:
+                at = _skip_space(text, after)
+                continue
             value, at = decoder.raw_decode(text, at)
             values.append(value)
             at = _skip_space(text, at)
     except RecursionError as exc:
         raise SafeParseError("not valid JSON: nested too deeply to read") from exc
+    except SafeParseError:
+        raise  # skip's own, already saying what it is
     except ValueError as exc:
         raise SafeParseError(f"not valid JSON: {exc}") from exc
     if not values:

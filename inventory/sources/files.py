@@ -49,16 +49,19 @@ class SnapshotFileSource:
         self.paths = [str(p) for p in paths]
         self.warnings: list[str] = []
         self.unlisted: list[str] = []  # kinds certainly not read (inventory.kinds_read)
+        # Files read, for the run's summary: a directory is read to any depth.
+        self.files_read: int | None = None
 
     def describe(self) -> str:
         return "snapshot: " + ", ".join(self.paths)
 
     def read(self, progress: Progress) -> list[dict[str, Any]]:
-        nul = NulReplaced()
+        nul, read = NulReplaced(), []
         try:
-            objects = load_snapshot_objects(self.paths, nul)
+            objects = load_snapshot_objects(self.paths, nul, read)
         except (SnapshotError, OSError) as exc:
             raise SourceError(f"the snapshot could not be read: {exc}", retryable=False) from exc
+        self.files_read = len(read)
         counts = Counter(o.get("kind", "?") for o in objects if isinstance(o, dict))
         for kind, count in counts.items():
             progress(kind, count)

@@ -1,17 +1,22 @@
-"""Read a cluster snapshot from files: `kubectl get ... -A -o json` output, or YAML manifests.
+"""Read a cluster snapshot from files: `kubectl get ... -A -o json` output, YAML manifests,
+or `kubectl cluster-info dump` (its directory, or its stdout with the container logs skipped).
 
-Each path is a file or a directory of `*.json` / `*.yaml` / `*.yml` files (not recursive). Lists
-are flattened, however deeply nested, into the plain objects normalise() expects.
+Each path is a file or a directory, read with its folders at any depth (`kubectl cluster-info
+dump --output-directory` writes one per namespace) for its `*.json` / `*.yaml` / `*.yml` files:
+other files (the dump's `logs.txt`) and hidden files and folders are left alone. Lists are
+flattened, however deeply nested, into the plain objects normalise() expects.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from gpuposture.base.safe_parse import SafeParseError, load_json_values, load_yaml_all
 from inventory.snapshot import ClusterSnapshot, gc_paused
+from inventory.sources.dump_logs import LogBlocks
 from inventory.sources.normalise import SnapshotError, normalise
 from inventory.sources.nul_strings import NulReplaced, may_hold_nul, nul_replace
 
@@ -31,12 +36,12 @@ def read_snapshot(paths: Sequence[str | Path], **platform: Any) -> ClusterSnapsh
 
 
 def load_snapshot_objects(
-    paths: Sequence[str | Path], nul: NulReplaced | None = None
+    paths: Sequence[str | Path], nul: NulReplaced | None = None, read: list[Path] | None = None
 ) -> list[dict[str, Any]]:
-    """Every Kubernetes object in the given files and directories, Lists flattened. A NUL in
-    any string but an object's name and namespace is removed, counted in `nul`
-    (inventory.sources.nul_strings): the database cannot store one, and the API server accepts
-    one in an annotation or a ConfigMap's data."""
+    """Every Kubernetes object in the given files and directories, Lists flattened; each file
+    read is appended to `read`. A NUL in any string but an object's name and namespace is
+    removed, counted in `nul` (inventory.sources.nul_strings): the database cannot store one,
+    and the API server accepts one in an annotation or a ConfigMap's data."""
     if isinstance(paths, str | Path):
         paths = [paths]  # one path given bare would otherwise be read letter by letter
     nul = nul if nul is not None else NulReplaced()
@@ -46,6 +51,8 @@ def load_snapshot_objects(
     with gc_paused():
         for file in _snapshot_files(paths):
             documents, holds_nul = _documents(file)
+            if read is not None:
+                read.append(file)
             for document in documents:
                 try:
                     objects = _flatten(file, document)
@@ -61,15 +68,35 @@ def _snapshot_files(paths: Sequence[str | Path]) -> Iterator[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files = sorted(p for p in path.iterdir() if p.suffix.lower() in SNAPSHOT_SUFFIXES)
-            files = [p for p in files if p.is_file()]
+            files = _directory_files(path)
             if not files:
-                raise SnapshotError(f"no .json/.yaml files in {path}")
+                raise SnapshotError(f"no .json/.yaml files in {path} or its folders")
             yield from files
         elif path.is_file():
             yield path
         else:
             raise SnapshotError(f"{path}: no such file or directory")
+
+
+def _directory_files(root: Path) -> list[Path]:
+    """The snapshot files under `root` at any depth, in the order of their paths (a folder's
+    files with its name: `nodes.json`, then `team-a/pods.json`), so every read is the same."""
+    found: list[Path] = []
+    # A folder that cannot be listed fails the read (os.walk would skip it in silence, and
+    # every object in it would read as gone). Symlinked folders are not entered: no loops.
+    for folder, folders, names in os.walk(root, onerror=_unlisted):
+        folders[:] = [name for name in folders if not name.startswith(".")]
+        found += [
+            Path(folder, name)
+            for name in names
+            if not name.startswith(".") and Path(name).suffix.lower() in SNAPSHOT_SUFFIXES
+        ]
+    files = sorted(found, key=lambda file: file.relative_to(root).parts)
+    return [file for file in files if file.is_file()]
+
+
+def _unlisted(exc: OSError) -> None:
+    raise SnapshotError(f"{exc.filename}: cannot be listed: {exc.strerror}") from exc
 
 
 def _documents(file: Path) -> tuple[list[Any], bool]:
@@ -89,7 +116,8 @@ def _documents(file: Path) -> tuple[list[Any], bool]:
         raise SnapshotError(f"{file}: cannot be read: {exc}") from exc
     try:
         if _is_json(file, content):
-            values = load_json_values(content, max_bytes=MAX_FILE_BYTES)
+            # LogBlocks: `kubectl cluster-info dump`'s stdout prints logs between its Lists.
+            values = load_json_values(content, max_bytes=MAX_FILE_BYTES, skip=LogBlocks())
             return values, may_hold_nul(content)
         return load_yaml_all(content, max_bytes=MAX_FILE_BYTES, max_depth=MAX_YAML_DEPTH), True
     except SafeParseError as exc:

@@ -154,16 +154,22 @@ items:
     ]
 
 
-def test_directory_reads_json_and_yaml_in_sorted_order(tmp_path):
+def test_directory_reads_json_and_yaml_at_any_depth_in_sorted_order(tmp_path):
     write(tmp_path / "b-nodes.json", kube_list(gpu_node("gpu-2")))
     write(tmp_path / "a-namespaces.yml", "kind: Namespace\nmetadata:\n  name: team-alpha\n")
     write(tmp_path / "c-more.YAML", "kind: Namespace\nmetadata:\n  name: team-gamma\n")
     write(tmp_path / "notes.txt", "not a snapshot")
-    (tmp_path / "nested").mkdir()
-    write(tmp_path / "nested" / "ignored.json", namespace("ignored"))
+    (tmp_path / "b-nested" / "deeper").mkdir(parents=True)
+    write(tmp_path / "b-nested" / "deeper" / "ns.json", namespace("nested"))
+    write(tmp_path / "b-nested" / "logs.txt", "{ not JSON, not read")
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".git" / "hidden.json", namespace("hidden"))
+    write(tmp_path / ".hidden.json", namespace("hidden"))
     extra = write(tmp_path.parent / f"{tmp_path.name}-extra.json", namespace("team-delta"))
-    objects = load_snapshot_objects([tmp_path, str(extra)])
-    assert names(objects) == ["team-alpha", "gpu-2", "team-gamma", "team-delta"]
+    read: list[Path] = []
+    objects = load_snapshot_objects([tmp_path, str(extra)], read=read)
+    assert names(objects) == ["team-alpha", "nested", "gpu-2", "team-gamma", "team-delta"]
+    assert len(read) == 5
 
 
 def test_read_snapshot_end_to_end(tmp_path):
@@ -211,7 +217,7 @@ def test_missing_path(tmp_path):
 
 def test_empty_directory(tmp_path):
     write(tmp_path / "README.md", "# snapshots")
-    with pytest.raises(SnapshotError, match=r"no \.json/\.yaml files in "):
+    with pytest.raises(SnapshotError, match=r"no \.json/\.yaml files in .* or its folders"):
         load_snapshot_objects([tmp_path])
 
 

@@ -32,7 +32,11 @@ class Command(BaseCommand):
         parser.add_argument("--cluster", required=True, help="cluster name (created if new)")
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument(
-            "--snapshot", nargs="+", metavar="PATH", help="`kubectl get ... -A -o json` output"
+            "--snapshot",
+            nargs="+",
+            metavar="PATH",
+            help="`kubectl get ... -A -o json` output, or a directory of it (read to any depth, "
+            "as `kubectl cluster-info dump --output-directory` writes)",
         )
         source.add_argument("--kubeconfig", type=Path, help="kubeconfig file to read with")
         source.add_argument("--in-cluster", action="store_true", help="use this pod's account")
