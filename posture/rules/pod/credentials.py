@@ -1,12 +1,14 @@
 """POD-008: literal cloud or ML-platform credentials in a tenant container's environment, by
 the variable's name and by the value's shape (inventory/credential_shapes.py): literal values,
-and values taken from a ConfigMap, which keeps them in clear (credentials_configmap.py)."""
+values taken from a ConfigMap, which keeps them in clear (credentials_configmap.py), and
+credentials given on the command line, in `command` or `args` (inventory/credential_args.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+from inventory.credential_args import ArgumentHit, argument_credentials
 from inventory.credential_shapes import CredentialMatch, credential_match, name_rule_holds
 from inventory.env_seal import SEALED_VALUE
 from inventory.snapshot import Container, EnvVar, Pod
@@ -67,6 +69,35 @@ def literal_credentials(
     return found
 
 
+def command_line_credentials(container: Container, path: str) -> list[dict[str, Any]]:
+    """The credentials given literally in the container's `command` or `args`: where (the
+    element's field path), how (`--hf-token`, `HF_TOKEN=`, `aws configure set ...`, or
+    `value` for a token known by its shape), the rule and at most the vendor's public prefix;
+    never the value."""
+    return [
+        _argument_entry(hit, path)
+        for hit in argument_credentials(container.command, container.args)
+    ]
+
+
+def _argument_entry(hit: ArgumentHit, path: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "field": f"{path}.{hit.field}[{hit.index}]",
+        "in": hit.field,
+        "index": hit.index,
+        "given_as": hit.given_as,
+        "rule": hit.match.rule,
+        "kind": hit.match.what,
+        "hint": hit.match.hint,
+    }
+    if hit.value_length is not None:
+        entry["value_length"] = hit.value_length
+    if hit.match.example:
+        entry["value_kind"] = "documented_example"
+        entry["example_of"] = hit.match.example
+    return entry
+
+
 def stored_match(var: EnvVar) -> CredentialMatch | None:
     """The credential rule a variable matched: judged at the sync from the real value when the
     value was sealed (inventory/env_seal.py), else judged here from the value kept."""
@@ -118,7 +149,25 @@ def stored_match(var: EnvVar) -> CredentialMatch | None:
         "Secret, and anyone who may read ConfigMaps in the namespace reads it in clear. The "
         "sync keeps no value of it, only each key's length and shape; the evidence names the "
         "ConfigMap and key. A ConfigMap the snapshot does not hold says nothing, and a "
-        "Secret reference is what is asked for. A ConfigMap mounted as a volume is not read."
+        "Secret reference is what is asked for. A ConfigMap mounted as a volume is not read. "
+        "A container's `command` and `args` (init, app, sidecar and debug containers alike) "
+        "are read too: a credential on the command line is as readable by anyone who may get "
+        "the pod. There a word of a vendor's token shape counts wherever it stands, and a "
+        "value counts by the name it is given under, as the variable's would: a flag "
+        "(`--hf-token`, `--aws-secret-access-key`, `--openai-api-key`), "
+        "`aws configure set aws_secret_access_key`, or a `NAME=value` assignment in a "
+        "`sh -c` script (`AWS_SECRET_ACCESS_KEY=... python x.py`); a generic `--token` or "
+        "`--api-key` counts only with a value of a token shape (`huggingface-cli login "
+        "--token hf_...`). References the kubelet or the shell expands (`$(HF_TOKEN)`, "
+        "`$HF_TOKEN`, `${HF_TOKEN}`, `$(cat /run/secrets/...)`), empty values and "
+        "placeholders are quiet. On the command line an AWS access key id alone (AKIA... or "
+        "ASIA... without its secret) is quiet: it names the key, and grants nothing without "
+        "the secret, which is what is reported (in `env` a key id is reported by its shape). "
+        "The evidence's `arguments` name the container, `command` or `args` and the index "
+        "(`spec.containers[0].args[1]`), how the value was given, the rule and at most the "
+        "vendor's public prefix, never the value. The JupyterHub exemption holds only in a "
+        "pod KubeSpawner labels as a single-user server (`component=singleuser-server` and a "
+        "`hub.jupyter.org/username` label), and only for its env token."
     ),
     remediation=(
         "Rotate the credential now (it must be treated as disclosed), then replace the "
@@ -126,7 +175,10 @@ def stored_match(var: EnvVar) -> CredentialMatch | None:
         "a Secret (or mount it as a file); for a ConfigMap's key, move it into a Secret "
         "(`secretKeyRef`, or `envFrom.secretRef` for an `envFrom` ConfigMap) and delete it "
         "from the ConfigMap named in the evidence, whose history (GitOps repository, Helm "
-        "release) holds it too. Or better drop the static key: use workload "
+        "release) holds it too; for a command-line credential, give the program the value "
+        "from a Secret-backed variable (`$(HF_TOKEN)` in `args` is expanded by the kubelet) or "
+        "a mounted file instead of the literal at the `command`/`args` index in the evidence. "
+        "Or better drop the static key: use workload "
         "identity (EKS Pod Identity / IRSA, Azure Workload Identity, GKE Workload Identity) "
         "bound to the pod's ServiceAccount. Block regressions with an admission policy that "
         "rejects literal values for these variable names."
@@ -148,7 +200,8 @@ def _credential_hits(pod: Pod, configmaps: ConfigMaps) -> list[ContainerHit]:
     for container, path in containers_with_paths(pod):
         variables = literal_credentials(container, path, hub_issued)
         variables += configmap_credentials(container, path, pod.namespace, configmaps)
-        if not variables:
+        arguments = command_line_credentials(container, path)
+        if not variables and not arguments:
             continue
         evidence = {
             "container": container.name,
@@ -156,13 +209,17 @@ def _credential_hits(pod: Pod, configmaps: ConfigMaps) -> list[ContainerHit]:
             "image": container.image,
             "variables": variables,
         }
+        if arguments:
+            evidence["arguments"] = arguments
         hits.append(ContainerHit(container, evidence))
     return hits
 
 
 def _credentials_title(ref: str, entries: list[dict[str, Any]], _: list[ContainerHit]) -> str:
     variables = [v for e in entries for v in e["variables"]]
-    names = listed((_variable_named(v) for v in variables), shown=20)
+    arguments = [a for e in entries for a in e.get("arguments", ())]
+    named = [*map(_variable_named, variables), *map(_argument_named, arguments)]
+    names = listed(named, shown=20)
     has = agree(entries, "has", "have")
     # A ConfigMap's value is no literal in the pod spec, but as clear: the title says which.
     what = (
@@ -170,7 +227,18 @@ def _credentials_title(ref: str, entries: list[dict[str, Any]], _: list[Containe
         if any("configmap" in v for v in variables)
         else "literal credentials"
     )
-    return f"{containers_named(entries)} of {ref} {has} {what} in env ({names})"
+    where = " and ".join(
+        place for place, found in (("env", variables), ("command line", arguments)) if found
+    )
+    return f"{containers_named(entries)} of {ref} {has} {what} in {where} ({names})"
+
+
+def _argument_named(argument: dict[str, Any]) -> str:
+    """`--hf-token in args[2]`, or by the token's public prefix where no name gave it."""
+    given = argument["given_as"]
+    if given == "value":
+        given = argument["hint"] or argument["kind"]
+    return f"{given} in {argument['in']}[{argument['index']}]"
 
 
 def _variable_named(variable: dict[str, Any]) -> str:
