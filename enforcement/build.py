@@ -12,6 +12,7 @@ exempt object is never judged; platform namespaces are never bound.
 
 from __future__ import annotations
 
+from enforcement.gpu_access import VARIABLES
 from enforcement.inputs import (
     PackInputs,
     TenantPack,
@@ -25,7 +26,6 @@ from enforcement.rules import (
     POD_RULES,
     RULES,
     TENANT_RULES,
-    VARIABLES,
     Rule,
     exemption_condition,
 )

@@ -3,14 +3,13 @@ check reported, and keep each finding's tenants in step (posture.finding_links).
 posture.services.posture_evaluate once per cluster.
 
 Built for worlds of hundreds of thousands of findings: the stored ones are read as plain rows
-(no model instances, no evidence decoded: Finding.evidence_digest stands for it), only the
-findings whose stored fields change are rewritten, and every finding seen again unchanged has
-its last_seen moved by one UPDATE per cluster."""
+(no model instances, no evidence decoded: Finding.evidence_digest stands for it, computed with
+the fingerprint by posture.finding_digests), only the findings whose stored fields change are
+rewritten, and every finding seen again unchanged has its last_seen moved by one UPDATE per
+cluster."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,6 +28,7 @@ from posture.acceptance_carry import (
     first_seen_carried,
     widenings_find,
 )
+from posture.finding_digests import evidence_text, finding_fingerprint, subject_fingerprint
 from posture.finding_links import finding_tenants_write
 from posture.finding_return import returns_read, returns_record
 from posture.models import Finding
@@ -40,48 +40,12 @@ from tenants.models import Tenant
 LIVE_STATUSES = (Finding.Status.OPEN, Finding.Status.ACCEPTED)
 
 
-def finding_fingerprint(cluster: str, draft: FindingDraft) -> str:
-    """sha256 of the cause's identity: check, cluster, subject and key, no tenant (DESIGN §5).
-    Migration posture.0005 holds a frozen copy: keep the two equal."""
-    subject = (draft.subject_kind, draft.subject_namespace, draft.subject_name, draft.key)
-    return subject_fingerprint(cluster, draft.check_id, subject)
-
-
-def subject_fingerprint(cluster: str, check_id: str, subject: tuple[str, str, str, str]) -> str:
-    """finding_fingerprint of a subject (kind, namespace, name, key) of a check."""
-    identity = "|".join((check_id, cluster, *subject))
-    return hashlib.sha256(identity.encode()).hexdigest()
-
-
 def stored_title(title: str) -> str:
     """The title as Finding.title holds it: a longer one ends in "…" where it is cut, so that
     a reader sees it was (the checks keep theirs within TITLE_MAX, naming objects by count
     past it)."""
     limit = Finding._meta.get_field("title").max_length or len(title)
     return title if len(title) <= limit else f"{title[: limit - 1]}…"
-
-
-def evidence_digest(evidence: Any) -> str:
-    """sha256 of the evidence as canonical JSON (Finding.evidence_digest): a tuple and a list,
-    or two orders of the same keys, are the same evidence, as they read back once stored."""
-    return evidence_text(evidence)[1]
-
-
-# What json.dumps(evidence, sort_keys=True) writes, from one encoder made once; without the
-# circular-reference check (drafts are trees), which was a fifth of encoding 26,000 findings.
-_SORTED = json.JSONEncoder(sort_keys=True, check_circular=False)
-_AS_GIVEN = json.JSONEncoder(check_circular=False)
-
-
-def evidence_text(evidence: Any) -> tuple[str, str]:
-    """(the evidence as canonical JSON, its sha256): the text is also what is stored, so each
-    new or changed finding's evidence is encoded once, not once to store and again to digest
-    (PostgreSQL's jsonb keeps no key order either)."""
-    try:
-        text = _SORTED.encode(evidence)
-    except TypeError:  # keys of mixed types cannot be sorted; the draft's own order then
-        text = _AS_GIVEN.encode(evidence)
-    return text, hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(slots=True)

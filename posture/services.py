@@ -17,16 +17,11 @@ from inventory.models import Cluster, SyncRun
 from inventory.selectors import cluster_kinds_unread
 from inventory.snapshot import gc_paused
 from posture import scoring
+from posture.acceptance_carry import acceptance_state
 from posture.action_store import ActionsRefresh, actions_refresh
 from posture.bulletin_effects import bulletin_imports_effects_record
 from posture.claims import claim_namespace
-from posture.finding_store import (  # noqa: F401 (the findings' store, public here as before)
-    LIVE_STATUSES,
-    acceptance_state,
-    evidence_digest,
-    finding_fingerprint,
-    findings_refresh,
-)
+from posture.finding_store import LIVE_STATUSES, findings_refresh
 from posture.inputs import PostureInputs
 from posture.judged import CLAIM_CHECKS, checks_unjudged, claims_unjudged, through_claims
 from posture.models import (

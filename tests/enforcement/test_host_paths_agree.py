@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from enforcement.cel import judge
-from enforcement.rules import POD_RULES, VARIABLES
+from enforcement.gpu_access import VARIABLES
+from enforcement.rules import POD_RULES
 from posture.rules.pod.host_areas import dangerous_host_path
 
 RULE = next(r for r in POD_RULES if r.id == "no-host-paths")

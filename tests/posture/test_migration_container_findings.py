@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from audit.selectors import audit_chain_verify
+from posture.finding_digests import finding_fingerprint
 from posture.rules.registry import FindingDraft
-from posture.services import finding_fingerprint
 from tests.migration_steps import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)

@@ -10,8 +10,8 @@ import pytest
 from django.utils import timezone
 
 from audit.models import AuditEvent
+from posture.finding_digests import finding_fingerprint
 from posture.rules.registry import FindingDraft
-from posture.services import finding_fingerprint
 from tests.migration_steps import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)

@@ -13,7 +13,7 @@ import pytest
 from django.apps import apps
 from django.utils import timezone
 
-from posture.finding_store import subject_fingerprint
+from posture.finding_digests import subject_fingerprint
 from posture.models import Finding
 from posture.services import finding_accept, posture_evaluate
 from tests.conftest import api_client

@@ -11,8 +11,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from posture.action_store import actions_refresh
+from posture.finding_digests import evidence_digest
 from posture.models import Action, Finding, PostureRun
-from posture.services import evidence_digest, finding_accept, posture_evaluate
+from posture.services import finding_accept, posture_evaluate
 from tenants.models import TrustClass
 
 pytestmark = pytest.mark.django_db

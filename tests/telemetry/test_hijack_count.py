@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from inventory.models import Pod
 from posture.actions import ActionFinding, actions_for
-from posture.finding_store import subject_fingerprint
+from posture.finding_digests import subject_fingerprint
 from posture.models import EarlierAcceptance, Finding
 from posture.services import posture_evaluate
 from telemetry.busy_count import counted_by_node
