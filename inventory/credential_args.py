@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from urllib.parse import parse_qs, quote, urlencode
 
 from inventory.credential_shapes import (
     AZURE_KEY_NAME,
@@ -66,15 +67,90 @@ class _Word:
 def argument_credentials(command: tuple[str, ...], args: tuple[str, ...]) -> list[ArgumentHit]:
     """The credentials given literally in `command` then `args` (which Kubernetes appends to
     it): each word's, in order (a script may hold several); a shape found only across a
-    script's words (a PEM) where none of its words held one."""
-    hits: list[ArgumentHit] = []
+    script's words (a PEM) where none of its words held one. A credential the sync sealed
+    (seal_arguments) is the same hit it was before."""
+    return [hit for hit, _ in _judged_values(command, args)]
+
+
+def _judged_values(
+    command: tuple[str, ...], args: tuple[str, ...]
+) -> list[tuple[ArgumentHit, str]]:
+    """Each hit with the text judged as its value (the secret: it stays in this module)."""
+    hits: list[tuple[ArgumentHit, str]] = []
     words = _words(command, args)
     for position, word in enumerate(words):
-        hit = _judged(words, position)
-        held = any((h.field, h.index) == (word.field, word.index) for h in hits)
-        if hit and not (word.whole and held):
-            hits.append(hit)
+        found = _judged(words, position)
+        held = any((h.field, h.index) == (word.field, word.index) for h, _ in hits)
+        if found and not (word.whole and held):
+            hits.append(found)
     return hits
+
+
+# A sealed credential in a stored `command`/`args` element: one shell word (no space, no
+# quote), so a script keeps its words, holding what POD-008 reports and never the value.
+SEALED_PREFIX = "<credential-not-stored:"
+_SEALED = re.compile(re.escape(SEALED_PREFIX) + r"(?P<facts>[^\s'\"<>]*)>")
+
+
+def seal_arguments(
+    command: tuple[str, ...], args: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """`command` and `args` as the sync stores them: in each element a credential would be
+    reported in, the secret text is replaced by a sealed marker (SEALED_PREFIX) keeping how it
+    was given, the rule, its kind, the vendor's public prefix and the length; every other
+    character of the element (the rest of a `sh -c` script) is kept as given."""
+    elements = {"command": list(command), "args": list(args)}
+    for hit, value in _judged_values(command, args):
+        if _SEALED.fullmatch(value):
+            continue  # sealed already
+        element = elements[hit.field][hit.index]
+        secret = _secret_span(value) if hit.value_length is None else value
+        marker = _marker(hit)
+        # The value as the shell read it is in the element unless escapes changed it: then the
+        # whole element goes, never the secret.
+        elements[hit.field][hit.index] = (
+            element.replace(secret, marker) if secret and secret in element else marker
+        )
+    return tuple(elements["command"]), tuple(elements["args"])
+
+
+# A private key block, or a JSON object (a service-account key): the secret part of a script
+# element judged as a whole.
+_PEM_BLOCK = re.compile(
+    r"-----BEGIN[^-]*PRIVATE KEY-----.*?(?:-----END[^-]*PRIVATE KEY-----|$)", re.S
+)
+_JSON_OBJECT = re.compile(r"\{.*\}", re.S)
+
+
+def _secret_span(value: str) -> str:
+    found = _PEM_BLOCK.search(value) or _JSON_OBJECT.search(value)
+    return found.group(0) if found else value
+
+
+def _marker(hit: ArgumentHit) -> str:
+    facts = {
+        "as": hit.given_as,
+        "rule": hit.match.rule,
+        "kind": hit.match.what,
+        "hint": hit.match.hint,
+        "example": hit.match.example,
+        "length": hit.value_length,
+    }
+    kept = {k: v for k, v in facts.items() if v is not None}
+    return f"{SEALED_PREFIX}{urlencode(kept, quote_via=quote, safe='')}>"
+
+
+def _unsealed(word: _Word, value: str) -> ArgumentHit | None:
+    """The hit a sealed marker stands for, None for any other value."""
+    found = _SEALED.fullmatch(value)
+    if found is None:
+        return None
+    facts = {k: v[0] for k, v in parse_qs(found["facts"], keep_blank_values=True).items()}
+    match = CredentialMatch(
+        facts.get("rule", ""), facts.get("kind", ""), facts.get("hint"), facts.get("example")
+    )
+    length = int(facts["length"]) if facts.get("length", "").isdigit() else None
+    return ArgumentHit(word.field, word.index, facts.get("as", "value"), match, length)
 
 
 def _words(command: tuple[str, ...], args: tuple[str, ...]) -> list[_Word]:
@@ -100,11 +176,14 @@ def _split(element: str) -> list[str]:
     return [p.rstrip(";") or p for p in parts]  # `export A=b;` ends a command
 
 
-def _judged(words: list[_Word], position: int) -> ArgumentHit | None:
+def _judged(words: list[_Word], position: int) -> tuple[ArgumentHit, str] | None:
     word = words[position]
     if word.whole:
-        hit = _given(word, "value", "", word.text)
-        return hit and ArgumentHit(hit.field, hit.index, hit.given_as, hit.match, None)
+        found = _given(word, "value", "", word.text)
+        if found is None or found[0].value_length is None:
+            return found  # none, or a marker sealed whole
+        hit = found[0]
+        return ArgumentHit(hit.field, hit.index, hit.given_as, hit.match, None), found[1]
     previous = words[position - 1].text if position and not words[position - 1].whole else ""
     # `--flag value`: the value is this word, given to the previous one.
     if previous.startswith("-") and "=" not in previous and not word.text.startswith("-"):
@@ -142,10 +221,14 @@ def _flag_name(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_").replace(".", "_").upper()
 
 
-def _given(word: _Word, given_as: str, name: str, value: str) -> ArgumentHit | None:
+def _given(word: _Word, given_as: str, name: str, value: str) -> tuple[ArgumentHit, str] | None:
     """`value` given under `name` (a variable name, or "" for none): a credential by the
-    value's shape, or by the name where the name is one the SDKs read a secret from."""
+    value's shape, or by the name where the name is one the SDKs read a secret from; a sealed
+    marker as the hit it stands for. With the value judged."""
     value = value.strip().strip("'\"")
+    sealed = _unsealed(word, value)
+    if sealed is not None:
+        return sealed, value
     facts = value_facts(value)
     if facts is None:
         return None  # empty, a reference or a placeholder
@@ -155,4 +238,4 @@ def _given(word: _Word, given_as: str, name: str, value: str) -> ArgumentHit | N
         return None
     if not known and not match.rule.startswith("value:"):
         return None
-    return ArgumentHit(word.field, word.index, given_as, match, facts.length)
+    return ArgumentHit(word.field, word.index, given_as, match, facts.length), value

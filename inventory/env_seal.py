@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import Any
 
-from inventory.credential_shapes import credential_match
+from inventory.credential_args import SEALED_PREFIX, seal_arguments
+from inventory.credential_shapes import credential_match, value_facts
 from inventory.snapshot import EnvVar
 
 SEALED_VALUE = "<literal value not stored>"
@@ -120,3 +122,85 @@ def _as_dict(env: EnvVar) -> dict:
         "credential_hint": env.credential_hint,
         "credential_example": env.credential_example,
     }
+
+
+def stored_arguments(
+    command: tuple[str, ...], args: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A container's `command` and `args` as the sync stores them: each credential POD-008
+    reports sealed in place (credential_args.seal_arguments), and the value of each option
+    that may hold a secret (`--NotebookApp.token=...`, `--password x`) replaced by REDACTED,
+    so K8S-006 still tells a token set from an empty one. Every other word is kept as given
+    (the checks read listening addresses, config files and device plugin flags)."""
+    command, args = seal_arguments(command, args)
+    return _redacted(command), _redacted(args)
+
+
+def _redacted(elements: tuple[str, ...]) -> tuple[str, ...]:
+    kept = _redacted_words(list(elements))
+    return tuple(
+        _redacted_script(e) if k == e and _is_script(e) else k
+        for e, k in zip(elements, kept, strict=True)
+    )
+
+
+def _is_script(element: str) -> bool:
+    return any(c.isspace() or c in "'\"" for c in element)
+
+
+def _redacted_script(element: str) -> str:
+    """A `sh -c` script with its secret options' values replaced in place, the rest as given."""
+    try:
+        words = shlex.split(element)
+    except ValueError:
+        words = element.split()
+    for word, kept in zip(words, _redacted_words(words), strict=True):
+        if kept != word:
+            # Where the shell's quoting hides the word, the script is written out again.
+            element = (
+                element.replace(word, kept)
+                if word in element
+                else shlex.join(_redacted_words(words))
+            )
+    return element
+
+
+def _redacted_words(words: list[str]) -> list[str]:
+    kept: list[str] = []
+    for i, word in enumerate(words):
+        previous = words[i - 1] if i else ""
+        name, sep, given = word.partition("=")
+        if word.startswith("-") and sep and _SECRET_OPTION.search(name) and _secret(given):
+            word = f"{name}={REDACTED}"
+        elif previous.startswith("-") and "=" not in previous and _SECRET_OPTION.search(previous):
+            # A script's `;` after the value ends the command: it stays.
+            end = word[len(word.rstrip(";")) :]
+            word = REDACTED + end if _secret(word.rstrip(";")) else word
+        kept.append(word)
+    return kept
+
+
+def _secret(value: str) -> bool:
+    """A value that may be a secret: not empty, no reference, placeholder or sealed marker
+    (value_facts), no absolute path (a file the secret is in, which checks read)."""
+    sealed = SEALED_PREFIX in value
+    return not sealed and value_facts(value) is not None and not value.startswith("/")
+
+
+def seal_stored_arguments(data: Any) -> Any:
+    """Stored JSON (a pod, a workload's template, a drift record) with every container's
+    `command` and `args` sealed as the sync seals them now: for rows written before it did."""
+    if isinstance(data, list):
+        return [seal_stored_arguments(item) for item in data]
+    if not isinstance(data, dict):
+        return data
+    found = {key: seal_stored_arguments(value) for key, value in data.items()}
+    lines = [found.get(key) for key in ("command", "args")]
+    if any(lines) and all(_words_list(line) for line in lines):
+        command, args = stored_arguments(tuple(lines[0] or ()), tuple(lines[1] or ()))
+        found.update({k: list(v) for k, v in (("command", command), ("args", args)) if k in data})
+    return found
+
+
+def _words_list(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and all(isinstance(v, str) for v in value))

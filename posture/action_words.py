@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from posture.actions import ActionFinding
@@ -49,3 +49,15 @@ def injector_title(mesh: str, members: Sequence[ActionFinding]) -> str:
         f"Pin the {name} sidecar image {shown} {how} in {where}: closes {len(members)} "
         f"findings, {len(tenants)} tenants"
     )
+
+
+def credentials_fix(evidence: Mapping[str, Any]) -> str:
+    """POD-008's fix as where its credentials are: the env (variables, a ConfigMap's keys), the
+    command line (`command`/`args`), or both."""
+    containers = [c for c in evidence.get("containers") or () if isinstance(c, Mapping)]
+    places = [
+        place
+        for place, key in (("env", "variables"), ("command line", "arguments"))
+        if any(c.get(key) for c in containers)
+    ]
+    return f"Move literal credentials out of the {' and '.join(places) or 'env'} of"

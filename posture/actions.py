@@ -76,7 +76,7 @@ from posture.action_upgrades import (
     upgrade_action_title,
     upgrade_by,
 )
-from posture.action_words import injector_title
+from posture.action_words import credentials_fix, injector_title
 from posture.claims import claim_namespace, claim_title
 from posture.scoring import SEVERITY_ORDER, finding_risk
 
@@ -272,7 +272,8 @@ def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, 
             # caps), each one POD-003 names too: removing them closes both, one action.
             check = "POD-003"
         identity = (cluster, "workload", check, finding.subject_kind, ref)
-        return identity, f"{WORKLOAD_FIXES[check]} {finding.subject_kind} {ref}"
+        fix = credentials_fix(finding.evidence) if check == "POD-008" else WORKLOAD_FIXES[check]
+        return identity, f"{fix} {finding.subject_kind} {ref}"
     return (cluster, "finding", str(finding.id)), f"Fix {check}: {finding.title}"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from inventory.env_seal import literal_env
+from inventory.env_seal import literal_env, stored_arguments
 from inventory.owners import qualified_kind
 from inventory.snapshot import (
     GPU_ANNOTATIONS,
@@ -261,10 +261,15 @@ def _container(raw: dict[str, Any], pod_security: dict[str, Any], *, init: bool)
         host_ports=tuple(
             port for p in dicts(raw.get("ports")) if (port := as_int(p.get("hostPort")))
         ),
-        command=str_tuple(raw.get("command")),
-        args=str_tuple(raw.get("args")),
+        # Credentials on the command line are sealed where env values are (env_seal.py).
+        **_command_line(raw),
         env_from=tuple(_env_from(e) for e in dicts(raw.get("envFrom"))),
     )
+
+
+def _command_line(raw: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    command, args = stored_arguments(str_tuple(raw.get("command")), str_tuple(raw.get("args")))
+    return {"command": command, "args": args}
 
 
 def _host_process(security: dict[str, Any], pod_security: dict[str, Any]) -> str | None:
