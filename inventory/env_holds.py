@@ -32,6 +32,7 @@ from inventory.snapshot import (
     SharingConfig,
 )
 from inventory.snapshot.pods import is_nic_resource
+from inventory.snapshot.quantity import gpu_count
 from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from inventory.sources.nvidia_runtime import vm_runtime
 from inventory.sources.plugin_config import matching_config
@@ -200,11 +201,4 @@ def _asks_gpu(container: Container) -> bool:
     """A GPU resource the container asks for (not a NIC under nvidia.com/); a quantity that
     cannot be read counts as asking (no hold is claimed on a guess)."""
     asked = {**container.gpu_requests, **container.gpu_limits}
-    return any(_positive(qty) for name, qty in asked.items() if not is_nic_resource(name))
-
-
-def _positive(quantity: str) -> bool:
-    try:
-        return int(str(quantity).strip()) > 0
-    except ValueError:
-        return True
+    return any(gpu_count(qty) > 0 for name, qty in asked.items() if not is_nic_resource(name))

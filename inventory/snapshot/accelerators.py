@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from inventory.snapshot.quantity import gpu_count, parse_quantity
+
 # Other vendors' GPUs and Gaudi, as their device plugins advertise them, judged by the
 # vendor-neutral checks:
 # - AMD's device plugin: `amd.com/gpu` (a whole GPU, or a partition under the default `single`
@@ -67,12 +69,12 @@ def is_judged_accelerator(name: str) -> bool:
 
 def accelerator_counts(capacity: Mapping[str, object]) -> dict[str, int]:
     """The other vendors' accelerator resources a node's capacity lists with a count above 0
-    (whole numbers, as device plugins advertise them), sorted by name."""
+    (in any Quantity form, read as nvidia.com/gpu is: quantity.gpu_count), sorted by name."""
     found = {}
-    for name in sorted(str(k) for k in capacity):
-        value = str(capacity.get(name, "0")).strip()
-        if is_other_accelerator(name) and value.isdigit() and int(value) > 0:
-            found[name] = int(value)
+    for key in sorted(capacity, key=str):
+        name, n = str(key), parse_quantity(capacity[key])
+        if is_other_accelerator(name) and n is not None and n > 0:
+            found[name] = gpu_count(n)
     return found
 
 

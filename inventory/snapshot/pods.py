@@ -6,11 +6,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import ROUND_CEILING
 
 from inventory.snapshot.accelerators import is_judged_accelerator
 from inventory.snapshot.pod_scope import PodScope
-from inventory.snapshot.quantity import parse_quantity
+from inventory.snapshot.quantity import gpu_count
 from inventory.snapshot_dra import PodClaim
 
 GPU_RESOURCE_PREFIX = "nvidia.com/"
@@ -290,7 +289,7 @@ class Pod:
         return _scheduled(
             self.containers,
             lambda c: {
-                name: _quantity(qty)
+                name: gpu_count(qty)
                 for name, qty in {**c.gpu_requests, **c.gpu_limits}.items()
                 if not is_nic_resource(name) and (c.name, name) not in served
             },
@@ -314,7 +313,7 @@ class Pod:
         others = _scheduled(
             self.containers,
             lambda c: {
-                name: _quantity(qty)
+                name: gpu_count(qty)
                 for name, qty in c.accelerators.items()
                 if is_judged_accelerator(name) and (c.name, name) not in served
             },
@@ -331,7 +330,7 @@ class Pod:
         others = _scheduled(
             self.containers,
             lambda c: {
-                n: _quantity(q) for n, q in c.accelerators.items() if (c.name, n) not in served
+                n: gpu_count(q) for n, q in c.accelerators.items() if (c.name, n) not in served
             },
         )
         return {**self.gpu_resources, **others}
@@ -344,7 +343,7 @@ class Pod:
         served = self.dra_served
         for c in self.containers:
             asked = {
-                n: _quantity(q) for n, q in c.accelerators.items() if (c.name, n) not in served
+                n: gpu_count(q) for n, q in c.accelerators.items() if (c.name, n) not in served
             }
             _add(found, asked)
         return {k: v for k, v in found.items() if v > 0}
@@ -391,13 +390,3 @@ def is_nic_resource(name: str) -> bool:
 def _add(totals: dict[str, int], more: dict[str, int]) -> None:
     for name, n in more.items():
         totals[name] = totals.get(name, 0) + n
-
-
-def _quantity(value: str | int) -> int:
-    """GPU quantities are whole numbers, in the canonical form the API server returns ("1",
-    "3k" for HAMi's 3000 MiB): a fraction is rounded up (a share still holds the device);
-    text that is no quantity, or a negative one, counts as 0."""
-    number = parse_quantity(value)
-    if number is None or number <= 0:
-        return 0
-    return int(number.to_integral_value(rounding=ROUND_CEILING))

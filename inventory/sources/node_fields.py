@@ -6,16 +6,20 @@ from __future__ import annotations
 from typing import Any
 
 from inventory.snapshot import GPU_RESOURCE_PREFIX, Taint
+from inventory.snapshot.quantity import gpu_count, parse_quantity
 from inventory.sources.node_kinds import physical_model
 from inventory.sources.node_sharing import SHARED_SUFFIX
-from inventory.sources.raw import as_int, dicts, mapping, text
+from inventory.sources.raw import dicts, mapping, text
 
 
 def gpu_quantities(value: Any) -> dict[str, int]:
-    capacity = {str(k): as_int(v) for k, v in mapping(value).items()}
-    return {
-        k: v for k, v in capacity.items() if k.startswith(GPU_RESOURCE_PREFIX) and v is not None
-    }
+    """The GPU resources of a node's capacity or allocatable, in any Quantity form ("1k" is
+    1000 GPUs); a fraction counts as the whole device it shares. Text that is no quantity, or
+    a negative one, is left out: the node reads as listing no such capacity, which gpu_signs
+    says, and the sync warns of it (quantity_warnings)."""
+    listed = mapping(value).items()
+    gpu = {str(k): parse_quantity(v) for k, v in listed if str(k).startswith(GPU_RESOURCE_PREFIX)}
+    return {k: gpu_count(n) for k, n in gpu.items() if n is not None and n >= 0}
 
 
 def product_model(product: str | None) -> str | None:

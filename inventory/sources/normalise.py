@@ -61,6 +61,7 @@ from inventory.sources.owner_links import OwnerNotes
 from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
 from inventory.sources.plugin_reach import gpu_nodes
 from inventory.sources.pods import pod_from_object, pod_from_template
+from inventory.sources.quantity_warnings import pod_quantity_warnings
 from inventory.sources.raw import mapping, name_of, text
 from inventory.sources.service_accounts import service_account_from
 from inventory.sources.snapshot_items import (
@@ -333,9 +334,8 @@ def _snapshot(
         mig_parted=configs.configmaps,
         daemonsets_read=daemonsets_read,
     )
-    collected.warnings.extend(warnings)
     aws_auth = aws_auth_configmaps(collected.raw_configmaps)
-    collected.warnings.extend(aws_auth_warnings(aws_auth))
+    collected.warnings += [*warnings, *pod_quantity_warnings(pods), *aws_auth_warnings(aws_auth)]
     return ClusterSnapshot(
         nodes=tuple(sorted(nodes, key=lambda n: n.name)),
         pods=tuple(pods),

@@ -27,6 +27,7 @@ from inventory.sources.mig_single import MigSources, mig_single_gpus, mig_source
 from inventory.sources.node_kinds import mig_single_overrides, not_judged_warning, sandbox_default
 from inventory.sources.node_versions import operator_version
 from inventory.sources.nodes import NodeResult, node_from
+from inventory.sources.quantity_warnings import node_quantity_warnings
 from inventory.sources.raw import mapping, text
 
 
@@ -162,6 +163,7 @@ def snapshot_nodes(
             continue
         nodes.append(result.node)
         warnings.extend(result.warnings)
+        warnings.extend(node_quantity_warnings(name, raw.get("status")))
         if result.node.accelerator_resources:
             others[name] = list(result.node.accelerator_resources)
     if warning := not_judged_warning(others):

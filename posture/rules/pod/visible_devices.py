@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from inventory.env_holds import VISIBLE_DEVICES, visible_devices_read
 from inventory.snapshot import Container, EnvConfigMap, Node, Pod
+from inventory.snapshot.quantity import gpu_count
 from inventory.sources.node_kinds import sandbox_default, sandbox_workload
 from inventory.sources.nvidia_runtime import vm_runtime
 from inventory.visible_devices import PLUGIN_DEFAULT_STRATEGY, EnvvarAccess
@@ -321,22 +322,15 @@ def allocated_gpus(container: Container, node: Node) -> int:
     GPUs. A quantity that cannot be read counts as one (do not accuse on a guess)."""
     asked = {**container.gpu_requests, **container.gpu_limits}
     devices = sum(
-        _count(qty)
+        gpu_count(qty)
         for name, qty in asked.items()
         if holds_device(node, name) and name not in SCHEDULER_SHARES
     )
     # A sharing scheduler's names count GPUs by their own unit (Koordinator's `gpu-core: 50`
     # is half of one GPU, Aliyun's `gpu-mem: 8` GiB of one): plugin_holdings.scheduler_shares.
     devices += sum(
-        n for _, n in scheduler_shares({k: _count(v) for k, v in asked.items()}).values()
+        n for _, n in scheduler_shares({k: gpu_count(v) for k, v in asked.items()}).values()
     )
     # HAMi's memory and core counters ride on a device; alone they still get a share of one.
-    shares = any(_count(qty) for name, qty in asked.items() if name in FRACTIONAL_RESOURCES)
+    shares = any(gpu_count(qty) for name, qty in asked.items() if name in FRACTIONAL_RESOURCES)
     return devices or int(shares)
-
-
-def _count(quantity: str) -> int:
-    try:
-        return max(0, int(str(quantity).strip()))
-    except ValueError:
-        return 1
