@@ -63,9 +63,9 @@ def attribute(
     time-sliced or MPS-shared; `platform` the cluster's platform namespaces; `reservations`
     the KAI reservation pods and the fraction pods bound to the GPU each holds; `unplaced`
     the (hostname, namespace, pod) of samples from an inventory node naming a pod the last
-    inventory does not have on that node (telemetry.ingest_context.unplaced_labels): booked
-    to the namespace's owner at confidence "none", never "exact", since the exporter names
-    only pods of its own node and the label is unverified (ATTR-002, ATTR-001)."""
+    inventory binds to another node (telemetry.ingest_context.unplaced_labels): booked to the
+    namespace's owner at confidence "none", never "exact", since the exporter names only pods
+    of its own node (ATTR-001 judges that GPU as one no pod holds)."""
     shared = frozenset(shared_nodes)  # callers may pass a list; looked up once per sample
     ours = frozenset(platform)
     reservations = reservations or {}

@@ -113,7 +113,7 @@ def test_a_label_naming_a_pod_on_another_node_explains_no_gpu(two_nodes):
     assert confidence == {"GPU-g-a-0": "exact", "GPU-g-a-1": "none", "GPU-g-b-0": "exact"}
 
 
-def test_a_label_naming_a_pod_the_inventory_lacks_is_said_and_not_booked_exactly(two_nodes):
+def test_a_label_naming_a_pod_the_inventory_lacks_is_said(two_nodes):
     samples = busy("g-a", "0", "team-alpha", "a-0") + busy("g-a", "1", "team-alpha", "ghost-0")
     samples_ingest(cluster=two_nodes, samples=samples + busy("g-b", "0", "beta-prod", "b-0"))
     posture_evaluate()
@@ -124,11 +124,12 @@ def test_a_label_naming_a_pod_the_inventory_lacks_is_said_and_not_booked_exactly
     assert "not in the last sync (created since, or the label is wrong)" in finding.title
     assert [g["pod"] for g in finding.evidence["gpus"]] == ["team-alpha/ghost-0"]
     assert {t.slug for t in finding.tenants.all()} == {"alpha"}
+    assert "attribution unverified" in finding.title
+    # Booked as the label says (a job created and gone between syncs is still seen by
+    # LEAK-001's handovers), the finding saying nothing confirmed it.
     ghost = GpuReading.objects.filter(pod="ghost-0")
-    assert set(ghost.values_list("confidence", flat=True)) == {"none"}
-    assert set(GpuReading.objects.filter(pod="a-0").values_list("confidence", flat=True)) == {
-        "exact"
-    }
+    assert set(ghost.values_list("confidence", flat=True)) == {"exact"}
+    assert finding.evidence["attribution"].startswith("by the exporter's label alone")
 
 
 def test_labels_naming_pods_of_their_own_node_are_quiet(two_nodes):

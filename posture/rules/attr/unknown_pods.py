@@ -13,7 +13,7 @@ from telemetry.exporter_labels import UnknownPodLabel
 
 def unknown_pod_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
     """One finding per node. Not ATTR-001: a pod created since the sync looks the same, and
-    the kubelet gave it the GPU; but the label alone books nobody's usage exactly."""
+    the kubelet gave it the GPU; its usage is booked as the label says, which nothing checked."""
     by_node: dict[str, list[UnknownPodLabel]] = {}
     for label in inputs.telemetry.unknown_pod_labels:
         by_node.setdefault(label.node, []).append(label)
@@ -38,8 +38,8 @@ def unknown_pod_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 for lab in labels[:MEMBERS_SHOWN]
             ],
             "pods_in_inventory": False,
-            "attribution": "none: the exporter's labels name a pod not in the last sync "
-            "(created since, or the label is wrong); its usage is booked at confidence none",
+            "attribution": "by the exporter's label alone: the pod is not in the last sync "
+            "(created since, or the label is wrong), so nothing confirms whose usage it is",
             "hijack_detection": "the GPU is taken as held (a pod created since the sync "
             "looks the same); sync the cluster again: if the pod is still not listed, the "
             "label is wrong and the GPU is judged as one no pod holds",
@@ -50,7 +50,7 @@ def unknown_pod_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
         title = (
             f"GPU {', '.join(gpus[:3])}{' and more' if len(gpus) > 3 else ''} on {name} "
             f"labelled with pod {', '.join(pods[:3])}{' and more' if len(pods) > 3 else ''}, "
-            "not in the last sync (created since, or the label is wrong): usage not attributed"
+            "not in the last sync (created since, or the label is wrong): attribution unverified"
         )
         yield node_draft(
             "ATTR-002",
