@@ -54,13 +54,18 @@ def attribute(
     shared_nodes: Collection[str],
     platform: Collection[str],
     reservations: Reservations | None = None,
+    unplaced: Collection[tuple[str, str, str]] = (),
 ) -> list[Attributed]:
     """Each sample with its owner and confidence, in the order given (a reservation pod's
     sample as one copy per fraction pod bound to its GPU).
 
     `owners` maps namespace -> tenant slug; `shared_nodes` are the hostnames whose GPUs are
     time-sliced or MPS-shared; `platform` the cluster's platform namespaces; `reservations`
-    the KAI reservation pods and the fraction pods bound to the GPU each holds."""
+    the KAI reservation pods and the fraction pods bound to the GPU each holds; `unplaced`
+    the (hostname, namespace, pod) of samples from an inventory node naming a pod the last
+    inventory binds to another node (telemetry.ingest_context.unplaced_labels): booked to the
+    namespace's owner at confidence "none", never "exact", since the exporter names only pods
+    of its own node (ATTR-001 judges that GPU as one no pod holds)."""
     shared = frozenset(shared_nodes)  # callers may pass a list; looked up once per sample
     ours = frozenset(platform)
     reservations = reservations or {}
@@ -68,7 +73,10 @@ def attribute(
     for s in samples:
         fractions = reservations.get((s.namespace, s.pod)) if s.pod else None
         if fractions is None:
-            found.append(_attribute_one(s, owners, shared, ours))
+            one = _attribute_one(s, owners, shared, ours)
+            if (s.hostname, s.namespace, s.pod) in unplaced:
+                one = replace(one, confidence="none")
+            found.append(one)
         elif not fractions:
             # The placeholder does not use the GPU, and no fraction bound to it is known.
             found.append(Attributed(s, None, "unattributed", "none"))

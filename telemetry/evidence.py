@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from telemetry.busy_count import CountedHijack
+from telemetry.exporter_labels import UnknownPodLabel
 from telemetry.hijack import Hijack, SilentNode, UnmappedNode
 from telemetry.leak import Handover
 
@@ -31,4 +32,7 @@ class TelemetryFacts:
     # Busy runs no allocation holds that pods holding the GPU through NVIDIA_VISIBLE_DEVICES
     # explain (the node honours it): no ATTR-001; ATTR-002's evidence names them.
     env_explained: tuple[Hijack, ...] = ()
+    # GPUs whose samples name a pod the inventory does not list: usage nobody is verified to
+    # hold (ATTR-002; booked at no confidence, telemetry.attribution).
+    unknown_pod_labels: tuple[UnknownPodLabel, ...] = ()
     settings: dict[str, object] = field(default_factory=dict)  # thresholds, for the evidence

@@ -24,9 +24,10 @@ new training run would look like a hijack for as long as its busy samples stay i
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from telemetry.hijack import Device, Hijack
 from telemetry.samples import GpuSample
 
 
@@ -111,18 +112,22 @@ class PodLabels:
     finished: Mapping[PodKey, datetime]
     known: Collection[PodKey]  # every pod the inventory lists
     exporter_sets: Collection[PodKey]  # (namespace, DaemonSet) of the DCGM-Exporter pods
+    # pod -> the node the inventory binds it to; and the inventory's nodes
+    placed: Mapping[PodKey, str] = field(default_factory=dict)
+    nodes: Collection[str] = ()
 
-    def held(self, namespace: str, pod: str, time: datetime) -> bool:
-        """Whether the pod a sample at `time` names held the sample's device then.
+    def held(self, namespace: str, pod: str, time: datetime, hostname: str) -> bool:
+        """Whether the pod a sample at `time` from `hostname` names held the sample's device.
 
-        An active GPU pod does. A pod that ran to an end did up to the sync that saw it
+        Never a pod the inventory binds to another node (elsewhere). An active GPU pod does.
+        A pod that ran to an end did up to the sync that saw it
         finished (a kubelet that still lists a terminated pod's devices cannot cover a GPU
         past that). A pod the inventory does not know at all is newer than the
         read or deleted since: the kubelet gave it the device (judged again once a sync has
         seen it), unless it is an exporter pod the read did not see, whose name a scrape
         stamped on a GPU the exporter left bare. Any other known pod holds no GPU."""
         key = (namespace, pod)
-        if not pod:
+        if not pod or self.elsewhere(namespace, pod, hostname):
             return False
         if key in self.holding:
             return True
@@ -130,6 +135,77 @@ class PodLabels:
             return time <= until
         if key in self.known:
             return False
-        return not any(
-            namespace == ns and pod.startswith(f"{ds}-") for ns, ds in self.exporter_sets
+        return not self._exporter(namespace, pod)
+
+    def elsewhere(self, namespace: str, pod: str, hostname: str) -> str:
+        """The node the inventory binds the sample's pod to, where that is not the sample's
+        own (an inventory node): "" otherwise. DCGM-Exporter names pods from its own node's
+        kubelet (pod resources), so such a label is stale, mislabelled or forged and explains
+        no GPU here. A host the inventory does not list is not judged: it may be that node
+        under another name."""
+        there = self.placed.get((namespace, pod), "") if pod else ""
+        return there if there and hostname in self.nodes and there != hostname else ""
+
+    def unknown(self, namespace: str, pod: str, hostname: str) -> bool:
+        """Whether a sample from an inventory node names a pod the inventory does not list
+        (created since the sync, or a wrong label), not an exporter's own: held for ATTR-001
+        (a new pod looks the same), but whose usage it is cannot be verified (ATTR-002)."""
+        return (
+            bool(pod)
+            and hostname in self.nodes
+            and (namespace, pod) not in self.known
+            and not self._exporter(namespace, pod)
         )
+
+    def _exporter(self, namespace: str, pod: str) -> bool:
+        return any(namespace == ns and pod.startswith(f"{ds}-") for ns, ds in self.exporter_sets)
+
+
+@dataclass(frozen=True)
+class UnknownPodLabel:
+    """A GPU of an inventory node whose samples name a pod the inventory does not list
+    (PodLabels.unknown): its usage is booked at no confidence, and ATTR-002 says why."""
+
+    node: str
+    uuid: str  # or the GPU's index where the exporter gave no UUID
+    gi_id: str
+    pod: str  # "namespace/name"
+    first: datetime
+    last: datetime
+
+
+def unknown_pod_labels(samples: Iterable[GpuSample], labels: PodLabels) -> list[UnknownPodLabel]:
+    """One per GPU and unknown pod its samples name, from its first to its last such sample;
+    sorted by node, GPU, pod."""
+    seen: dict[tuple[str, str, str, str], list[datetime]] = {}
+    for s in samples:
+        if labels.unknown(s.namespace, s.pod, s.hostname):
+            key = (s.hostname, s.uuid or s.gpu, s.gi_id, f"{s.namespace}/{s.pod}")
+            span = seen.setdefault(key, [s.time, s.time])
+            span[0], span[1] = min(span[0], s.time), max(span[1], s.time)
+    return [UnknownPodLabel(*key, first, last) for key, (first, last) in sorted(seen.items())]
+
+
+def elsewhere_noted(
+    hijacks: Iterable[Hijack], samples: Iterable[GpuSample], labels: PodLabels
+) -> list[Hijack]:
+    """The hijacks, each whose run's samples name pods the inventory binds to another node
+    saying so (Hijack.labelled_elsewhere): the label is why the GPU looked held, and why it
+    is not."""
+    named: dict[Device, set[tuple[str, str, datetime]]] = {}
+    for s in samples:
+        if there := labels.elsewhere(s.namespace, s.pod, s.hostname):
+            named.setdefault(s.device, set()).add((f"{s.namespace}/{s.pod}", there, s.time))
+    out = []
+    for h in hijacks:
+        pods = sorted({(p, n) for p, n, t in named.get(h.device, ()) if h.start <= t <= h.end})
+        if pods:
+            note = h.held_note or (
+                "no pod on this node holds this GPU: its samples name "
+                + ", ".join(f"{p}, which the last inventory has on {n}" for p, n in pods)
+                + "; DCGM-Exporter names only pods of its own node, so the label is stale, "
+                "mislabelled or forged"
+            )
+            h = replace(h, labelled_elsewhere=tuple(pods), held_note=note)
+        out.append(h)
+    return out

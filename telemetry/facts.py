@@ -20,7 +20,7 @@ from inventory.models import Cluster, Pod
 from inventory.sources.images import component_of
 from telemetry.busy_count import Moments, counted_by_node
 from telemetry.evidence import TelemetryFacts
-from telemetry.exporter_labels import PodLabels
+from telemetry.exporter_labels import PodLabels, elsewhere_noted, unknown_pod_labels
 from telemetry.handovers import handovers
 from telemetry.held_span import Ended, finished, spans, untimed
 from telemetry.hijack import (
@@ -65,7 +65,8 @@ def telemetry_facts(
         # nothing else to judge from samples.
         silent = silent_gpu_nodes(cluster, snapshot, now, sampled=False)
         return TelemetryFacts(sampled=False, silent_nodes=silent, settings=thresholds)
-    hijacks, unmapped, explained, moments = _hijacks(cluster, snapshot, now, window, env_held or {})
+    found = _hijacks(cluster, snapshot, now, window, env_held or {})
+    hijacks, unmapped, explained, moments, unknown_pods = found
     # A busy GPU on a host the last inventory does not list (most often a node that joined
     # since the sync): which pods run there is unknown, so it is usage nobody can be said to
     # hold, not a hijack (ATTR-002 names the host).
@@ -79,6 +80,7 @@ def telemetry_facts(
         unknown_hosts=tuple(h for h in hijacks if h.hostname not in nodes),
         unmapped_nodes=tuple(unmapped),
         env_explained=tuple(h for h in explained if h.hostname in nodes),
+        unknown_pod_labels=tuple(unknown_pods),
         silent_nodes=silent_gpu_nodes(cluster, snapshot, now, sampled=True),
         handovers=tuple(handovers(cluster, snapshot, now, env_held or {})),
         settings=thresholds,
@@ -94,7 +96,8 @@ def _hijacks(
 ):
     """The busy runs no scheduled pod explains, the nodes judged by count only, the busy runs
     only pods holding the GPU through NVIDIA_VISIBLE_DEVICES explain, and the counts by which
-    busy GPUs were judged (node, time) -> (busy, held) (telemetry.busy_count)."""
+    busy GPUs were judged (node, time) -> (busy, held) (telemetry.busy_count), and the GPUs
+    whose samples name pods the inventory does not list."""
     running = [p for p in snapshot.pods if p.is_active and p.node_name]
     dra = dra_held(snapshot, running)
     gpu_pods, held_devices = _gpu_pods(running)
@@ -124,7 +127,7 @@ def _hijacks(
 
     # A label counts only when it names a pod holding GPUs then: a scrape may stamp its
     # target's own pod (the exporter's) on samples the exporter left bare.
-    named = {s.hostname for s in samples if labels.held(s.namespace, s.pod, s.time)}
+    named = {s.hostname for s in samples if labels.held(s.namespace, s.pod, s.time, s.hostname)}
     unmapped = [
         UnmappedNode(node, count)
         for node, count in sorted(held_devices.items())
@@ -168,7 +171,7 @@ def _hijacks(
             s
             for s in samples
             if s.hostname in unbound
-            and not labels.held(s.namespace, s.pod, s.time)
+            and not labels.held(s.namespace, s.pod, s.time, s.hostname)
             and not (s.uuid and s.uuid in dra.devices)
             and not shares.held(s)
             and not by_env(s)
@@ -187,7 +190,7 @@ def _hijacks(
     )
 
     def scheduled(sample: GpuSample) -> bool:
-        if labels.held(sample.namespace, sample.pod, sample.time):
+        if labels.held(sample.namespace, sample.pod, sample.time, sample.hostname):
             return True
         # A GPU a DRA claim in use holds is explained, whatever labels the exporter put on
         # its samples (it may not map DRA devices to pods at all).
@@ -227,11 +230,12 @@ def _hijacks(
     indexes = {(s.hostname, s.uuid): s.gpu for s in samples}
     notes = [share_note(_by_count_note(h, counted, caps, unbound), shares) for h in found]
     return (
-        [env_note(h, env_held, indexes) for h in notes],
+        elsewhere_noted([env_note(h, env_held, indexes) for h in notes], samples, labels),
         unmapped,
         [env_explained_note(h, env_held, indexes) for h in explained],
         # The three are of disjoint nodes: exporter names no pod, shared, unbound HAMi shares.
         {**by_count, **unbound_count, **shared_count},
+        unknown_pod_labels(samples, labels),
     )
 
 
@@ -345,6 +349,8 @@ def _pod_labels(
         holding=holding,
         finished={(p.namespace, p.name): until for p, until, _ in ended},
         known={(p.namespace, p.name) for p in snapshot.pods},
+        placed={(p.namespace, p.name): p.node_name for p in snapshot.pods if p.node_name},
+        nodes={n.name for n in snapshot.nodes},
         exporter_sets={
             (p.namespace, p.owner_name)
             for p in snapshot.pods

@@ -47,6 +47,9 @@ class Hijack:
     continuous: bool = True
     sample_count: int = 0  # the run's points (one per time), all of them, not only evidence
     largest_gap: timedelta = timedelta(0)  # between two consecutive points of the run
+    # ("namespace/pod", node) its samples named, each a pod the inventory binds to another
+    # node: a stale, mislabelled or forged label, which holds nothing here (exporter_labels)
+    labelled_elsewhere: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,12 @@ from inventory.models import Cluster
 from telemetry.attribution import Attributed, attribute
 from telemetry.dcgm import DcgmError, Skipped, parse_exporter_text
 from telemetry.ingest_changes import readings_move_checks
-from telemetry.ingest_context import attribution_context, kai_reservations, samples_as_read
+from telemetry.ingest_context import (
+    attribution_context,
+    kai_reservations,
+    samples_as_read,
+    unplaced_labels,
+)
 from telemetry.models import GpuReading, ResetAttestation, TelemetrySource
 from telemetry.prometheus_api import PrometheusError, parse_matchers, query_range_samples
 from telemetry.rollup import ingested_hours_rollup
@@ -51,7 +56,12 @@ def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResul
     owners, shared, platform = attribution_context(cluster)
     reservations = kai_reservations(cluster, samples, owners, platform)
     attributed = attribute(
-        samples, owners=owners, shared_nodes=shared, platform=platform, reservations=reservations
+        samples,
+        owners=owners,
+        shared_nodes=shared,
+        platform=platform,
+        reservations=reservations,
+        unplaced=unplaced_labels(cluster, samples),
     )
     if any(a.tenant == UNCLASSIFIED for a in attributed):
         unclassified_tenant_ensure()  # the party the usage is booked to must exist

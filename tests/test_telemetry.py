@@ -703,13 +703,15 @@ def test_a_dra_only_node_passing_a_gpu_between_tenants_needs_a_reset(small_world
             cluster=small_world, kind="dra_slice", name=read.name, data=snap.to_dict(read)
         )
     start = timezone.now() - timedelta(hours=3)
-    alpha = series(start, 60, busy=80, namespace="team-alpha", pod="trainer-0", hostname="cpu-1")
+    # Pods that came and went between syncs (trainer-0 and inference-0 of the inventory run on
+    # gpu-ts-1: a cpu-1 sample naming them would be a stale label, booked to nobody exactly).
+    alpha = series(start, 60, busy=80, namespace="team-alpha", pod="burst-0", hostname="cpu-1")
     beta = series(
         start + timedelta(minutes=90),
         60,
         busy=80,
         namespace="beta-prod",
-        pod="inference-0",
+        pod="burst-1",
         hostname="cpu-1",
     )
     samples_ingest(cluster=small_world, samples=alpha + beta)

@@ -64,6 +64,8 @@ LABELS = PodLabels(
     finished={("t", "done-0"): T0},
     known={("t", "run-0"), ("t", "done-0"), ("t", "web-0"), ("ops", "dcgm-exp-aaaaa")},
     exporter_sets={("ops", "dcgm-exp")},
+    placed={("t", "run-0"): "n1", ("t", "done-0"): "n1", ("t", "far-0"): "n2"},
+    nodes={"n1", "n2"},
 )
 
 
@@ -81,7 +83,23 @@ LABELS = PodLabels(
     ],
 )
 def test_a_pod_label_holds_its_gpu_as_of_the_samples_time(namespace, pod, minutes, held):
-    assert LABELS.held(namespace, pod, T0 + timedelta(minutes=minutes)) is held
+    assert LABELS.held(namespace, pod, T0 + timedelta(minutes=minutes), "n1") is held
+
+
+def test_a_pod_label_holds_nothing_on_a_node_the_inventory_does_not_bind_it_to():
+    far = PodLabels(**{**LABELS.__dict__, "holding": {("t", "run-0"), ("t", "far-0")}})
+    assert far.held("t", "far-0", T0, "n2") is True
+    assert far.held("t", "far-0", T0, "n1") is False  # stale, mislabelled or forged
+    assert far.elsewhere("t", "far-0", "n1") == "n2"
+    # A host the inventory does not list may be that node under another name: not judged.
+    assert far.held("t", "far-0", T0, "host-x") is True
+
+
+def test_a_pod_label_the_inventory_does_not_list_is_unknown_not_an_exporters():
+    assert LABELS.unknown("t", "new-0", "n1") is True
+    assert LABELS.unknown("t", "run-0", "n1") is False
+    assert LABELS.unknown("ops", "dcgm-exp-bbbbb", "n1") is False
+    assert LABELS.unknown("t", "new-0", "host-x") is False  # a host the inventory lacks
 
 
 def test_a_host_is_placed_where_its_pods_and_gpus_agree():

@@ -64,6 +64,9 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
             "held_by": h.held_note or "no scheduled pod in the last inventory holds this GPU",
         }
         evidence |= _continuity(h)
+        if h.labelled_elsewhere:
+            # The labels that made the GPU look held, and where those pods really run.
+            evidence["labels_named"] = [{"pod": p, "runs_on": n} for p, n in h.labelled_elsewhere]
         busy = f"GPU {where} on {h.hostname} busy {minutes} min" + (
             "" if h.continuous else f" (in all {h.sample_count} samples, up to {_gap(h)} min apart)"
         )

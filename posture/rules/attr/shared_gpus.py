@@ -9,6 +9,7 @@ from typing import Any
 from gpuposture.base.enums import SharingMode
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs
+from posture.rules.attr.unknown_pods import unknown_pod_drafts
 from posture.rules.common import (
     GpuHolding,
     gpu_holdings,
@@ -40,7 +41,9 @@ UNATTRIBUTABLE_MODES = (SharingMode.TIME_SLICING.value, SharingMode.MPS.value)
         "unable to read the kubelet's pod resources): busy GPUs there are told from a hijack "
         "only by counting them against the GPUs scheduled pods hold. Busy GPUs on a host the "
         "last inventory does not list (a node that joined since the sync) are nobody's until "
-        "a sync shows what runs there."
+        "a sync shows what runs there. A GPU whose samples name a pod the last inventory "
+        "does not list (created since the sync, or a wrong label) is booked as the label says, "
+        "and this finding says nothing confirmed it until a sync shows the pod."
     ),
     remediation=(
         "Where per-tenant attribution is required, give the tenant whole GPUs or MIG GPU "
@@ -74,6 +77,7 @@ def unattributable_utilisation(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for unmapped in inputs.telemetry.unmapped_nodes:
         yield _unmapped_draft(inputs, unmapped)
     yield from _unknown_host_drafts(inputs.telemetry.unknown_hosts)
+    yield from unknown_pod_drafts(inputs)
 
 
 def _explained_by_env(runs: Iterable[Hijack], node: str) -> list[dict[str, Any]]:
