@@ -4,7 +4,7 @@ Each component is `installed` (its version is known), `unknown` (it is deployed,
 there, but its version cannot be read) or `not_installed` (the snapshot shows it is not deployed
 for the node: no pod of it there, and no DaemonSet of it that schedules there; where the
 snapshot holds no DaemonSets, no pod of it there, and its reason says that whether a DaemonSet
-would run one is not known; where it holds neither DaemonSets nor any pod of where the stack runs,
+would run one is not known; where it holds neither DaemonSets nor any pod of a stack component,
 nothing is said absent: StackFacts.stack_pods_read). A component that
 is not installed is left out of the patch judgement: a node without a DCGM exporter is not
 "unknown" because a DCGM-Exporter bulletin was imported.
@@ -20,7 +20,6 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from inventory.bottlerocket import bottlerocket_nvidia, bottlerocket_plugin_host
-from inventory.kinds_read import exported_from_a_real_cluster
 from inventory.operator_nodes import operator_absent
 from inventory.placement import workload_fit
 from inventory.snapshot import Pod, Taint, Workload
@@ -101,9 +100,9 @@ class StackFacts:
     # False: the read holds no DaemonSet (a snapshot file that did not export them), so a node
     # without a component's pod is said not to run it, never that no DaemonSet would.
     daemonsets_read: bool = True
-    # False: the read holds no DaemonSets and no pod where a GPU stack runs (no pod of a stack
-    # component, none of kube-system): its pods may be those of some namespaces only (a
-    # tenant's export), so a node without a component's pod may still run it. Its absence is
+    # False: the read holds no DaemonSets and no pod of a GPU stack component: its pods may be
+    # those of some namespaces only (a tenant's export, with or without kube-system's), so a
+    # node without a component's pod may still run it. Its absence is
     # then unknown, never "not installed" (a VEX would say "component not present").
     stack_pods_read: bool = True
 
@@ -142,9 +141,10 @@ def stack_facts(
 
 def _stack_pods_read(pods: Sequence[Pod]) -> bool:
     """Whether the pods read include those of where the GPU stack runs: a pod of a stack
-    component, or kube-system's (a cluster-wide export: inventory.kinds_read)."""
-    if exported_from_a_real_cluster(p.namespace for p in pods):
-        return True
+    component. kube-system's alone do not say so: the stack's namespace (gpu-operator, or
+    wherever it was installed) may simply not have been exported, and a VEX must not call a
+    component "not present" from a namespace it never read (found by a red team: a tenant's
+    export plus kube-system's pods made the MIG manager's bulletins not_affected)."""
     return any(container_component(c.name, c.image, c.command) for p in pods for c in p.containers)
 
 

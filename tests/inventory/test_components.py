@@ -241,8 +241,11 @@ def test_a_node_offering_gpus_has_a_device_plugin_the_snapshot_does_not_show():
     # runs (no DaemonSet, no pod of it, none of kube-system): unknown, never "not installed".
     assert node_components(gpu)["dcgm_exporter"]["state"] == "unknown"
     assert "dcgm_exporter" not in deployed_unknown(gpu)  # nothing shows it deployed either
-    # A cluster-wide export (kube-system's pods in it) shows the pods of every namespace.
-    wide = nodes_of([node("gpu-a"), _tenant_pod("gpu-a"), _system_pod()])["gpu-a"]
+    # kube-system's pods alone do not show the stack's namespace was read (rtself11 k38).
+    system = nodes_of([node("gpu-a"), _tenant_pod("gpu-a"), _system_pod()])["gpu-a"]
+    assert node_components(system)["dcgm_exporter"]["state"] == "unknown"
+    # A pod of the stack, wherever it runs, does: its namespace's pods were read.
+    wide = nodes_of([node("gpu-a"), _tenant_pod("gpu-a"), _system_pod(), _stack_pod()])["gpu-a"]
     assert node_components(wide)["dcgm_exporter"]["state"] == "not_installed"
 
 
@@ -253,10 +256,18 @@ def _system_pod() -> dict[str, Any]:
     return pod
 
 
+def _stack_pod() -> dict[str, Any]:
+    """A GPU stack pod on another node: the stack's namespace was exported."""
+    pod = _tenant_pod("gpu-z")
+    pod["metadata"] = {"name": "nvidia-container-toolkit-x9", "namespace": NS}
+    pod["spec"]["containers"] = [{"name": "nvidia-container-toolkit-ctr", "image": TOOLKIT}]
+    return pod
+
+
 def test_a_plugin_gone_from_a_node_leaves_its_capacity_but_no_allocatable():
     gone = node("gpu-a")
     gone["status"]["allocatable"] = {"nvidia.com/gpu": "0"}
-    gpu = nodes_of([gone, _tenant_pod("gpu-a"), _system_pod()])["gpu-a"]
+    gpu = nodes_of([gone, _tenant_pod("gpu-a"), _system_pod(), _stack_pod()])["gpu-a"]
     assert node_components(gpu)["device_plugin"]["state"] == "not_installed"
 
 
@@ -278,7 +289,7 @@ def test_a_bottlerocket_nvidia_node_runs_its_device_plugin_as_a_host_service():
     assert node_components(quiet)["device_plugin"]["state"] == "unknown"
     # Another Bottlerocket variant carries no NVIDIA plugin: what the capacity says, as before.
     bottlerocket["status"]["nodeInfo"] = {"osImage": "Bottlerocket OS 1.26.2 (aws-k8s-1.31)"}
-    other = nodes_of([bottlerocket, _tenant_pod("gpu-a"), _system_pod()])["gpu-a"]
+    other = nodes_of([bottlerocket, _tenant_pod("gpu-a"), _system_pod(), _stack_pod()])["gpu-a"]
     assert node_components(other)["device_plugin"]["state"] == "not_installed"
 
 

@@ -39,10 +39,15 @@ def _plugin_pod(image: str = IMAGE) -> dict:
 
 
 def _gpu_node(*objects: dict):
-    # A pod of kube-system: the snapshot read every namespace's pods, so absence is absence.
+    # A pod of kube-system and one of the GPU stack (the toolkit, on another node): the
+    # snapshot read every namespace's pods, the stack's included, so absence is absence.
     other = _plugin_pod("busybox:1.36") | {"metadata": {"name": "dns", "namespace": "kube-system"}}
+    toolkit = _plugin_pod("nvcr.io/nvidia/k8s/container-toolkit:v1.17.8-ubuntu20.04") | {
+        "metadata": {"name": "nvidia-container-toolkit-x9", "namespace": OPERATOR_NS}
+    }
+    toolkit["spec"] = {"nodeName": "gpu-z", "containers": toolkit["spec"]["containers"][:1]}
     snapshot = normalise(
-        [namespace(DRA_NS), node("gpu-a", gpus=4), other, *objects],
+        [namespace(DRA_NS), node("gpu-a", gpus=4), other, toolkit, *objects],
         configured_platform=(OPERATOR_NS, DRA_NS),
     )
     (found,) = snapshot.nodes
