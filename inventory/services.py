@@ -1,11 +1,11 @@
-"""Inventory writes that start from a source: take the cluster's lease, read, apply."""
+"""Inventory writes that start from a source: take the cluster's lease (sync_lease), read,
+apply."""
 
 from __future__ import annotations
 
 import copy
 import logging
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
@@ -14,7 +14,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from audit.services import CREATE, Actor, audit_change, audit_record
@@ -36,6 +35,12 @@ from inventory.sync import (
     sync_run_start,
 )
 from inventory.sync_delta import NeedsFullSync, delta_apply
+from inventory.sync_lease import (
+    cluster_lock_acquire,
+    cluster_lock_release,
+    cluster_lock_renew,
+    lease_remaining_seconds,
+)
 from inventory.sync_refusal import sync_refusal
 
 PROGRESS_EVERY_SECONDS = 0.5
@@ -51,38 +56,6 @@ class NoStoredSource(Exception):
     """The cluster has nothing a sync could re-read (snapshot files given once on the command
     line, not stored). Not a failed sync: no run is recorded, so the cluster does not turn
     stale ("last sync failed") because someone asked."""
-
-
-def cluster_lock_acquire(*, cluster: Cluster) -> str | None:
-    """Take the cluster's sync lease with one conditional UPDATE (STYLE rule 4): two workers
-    or a redelivered task can never sync one cluster at once. Returns the lease token."""
-    now = timezone.now()
-    token = uuid.uuid4().hex
-    lease = timedelta(seconds=settings.GPUPOSTURE_SYNC_LEASE_SECONDS)
-    taken = Cluster.objects.filter(
-        Q(sync_lock_until__isnull=True) | Q(sync_lock_until__lt=now), pk=cluster.pk
-    ).update(sync_lock_until=now + lease, sync_lock_token=token)
-    return token if taken == 1 else None
-
-
-def cluster_lock_release(*, cluster: Cluster, token: str) -> None:
-    Cluster.objects.filter(pk=cluster.pk, sync_lock_token=token).update(
-        sync_lock_until=None, sync_lock_token=""
-    )
-
-
-def cluster_lock_renew(*, cluster: Cluster, token: str) -> None:
-    """Extend our lease while we make progress, so a long sync keeps it and a dead one loses
-    it within one lease period."""
-    lease = timedelta(seconds=settings.GPUPOSTURE_SYNC_LEASE_SECONDS)
-    Cluster.objects.filter(pk=cluster.pk, sync_lock_token=token).update(
-        sync_lock_until=timezone.now() + lease
-    )
-
-
-def lease_remaining_seconds(*, cluster: Cluster) -> float:
-    until = Cluster.objects.filter(pk=cluster.pk).values_list("sync_lock_until", flat=True).first()
-    return max(0.0, (until - timezone.now()).total_seconds()) if until else 0.0
 
 
 def stale_runs_fail(*, cluster: Cluster, keep: SyncRun | None = None) -> int:

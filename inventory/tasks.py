@@ -10,13 +10,9 @@ from django.conf import settings
 from inventory import queue
 from inventory.bulletins.imports import bulletin_import_run, bulletins_import_recorded
 from inventory.models import BulletinImport, Cluster, SyncRun
-from inventory.services import (
-    SyncBusy,
-    cluster_sync,
-    lease_remaining_seconds,
-    sync_run_abandon,
-)
+from inventory.services import SyncBusy, cluster_sync, sync_run_abandon
 from inventory.sync import SyncError
+from inventory.sync_lease import lease_remaining_seconds
 
 logger = logging.getLogger(__name__)
 

@@ -104,7 +104,7 @@ def test_sync_now_answers_the_run(personas, dirs, fake_api, django_capture_on_co
 
 
 def test_sync_now_while_a_sync_runs_is_a_conflict(personas, dirs):
-    from inventory.services import cluster_lock_acquire
+    from inventory.sync_lease import cluster_lock_acquire
 
     client = api_client(personas["platform_engineer"])
     register(client, name="busy", source="in_cluster")

@@ -64,7 +64,8 @@ def test_a_deleted_cluster_is_skipped():
 
 
 def test_a_held_lease_blocks_a_second_sync(live_cluster):
-    from inventory.services import SyncBusy, cluster_lock_acquire, cluster_sync
+    from inventory.services import SyncBusy, cluster_sync
+    from inventory.sync_lease import cluster_lock_acquire
 
     cluster, _ = live_cluster
     assert cluster_lock_acquire(cluster=cluster)  # another worker holds the cluster

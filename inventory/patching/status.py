@@ -2,11 +2,12 @@
 
 A node's components (data-center driver by branch, container toolkit, device plugin, GPU
 Operator, DCGM exporter, MIG manager, and the VBIOS where a bulletin names firmware for the
-node's GPU model) are compared with each fix's affected bound; the baseline of a component (and
-driver branch) is the highest fixed version any bulletin names. A version that is unknown, or a
-driver branch no bulletin covers any more, makes the status unknown: never a guess in either
-direction. A component the node does not run (inventory.components: not installed) is not
-judged at all; its fixes are recorded as not affected, "component not present".
+node's GPU model) are compared with each fix's affected bound (inventory.patching.fix_bounds);
+the baseline of a component (and driver branch) is the highest fixed version any bulletin
+names. A version that is unknown, or a driver branch no bulletin covers any more, makes the
+status unknown: never a guess in either direction. A component the node does not run
+(inventory.components: not installed) is not judged at all; its fixes are recorded as not
+affected, "component not present".
 
 A bound may hold only under a condition ("CDI mode only"): inventory.conditions judges it
 against the node's facts. Not met: the node is not affected, with the reason. Not judged: the
@@ -21,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from gpuposture.base.enums import Severity
 from gpuposture.base.labels import words
 from inventory.bulletins.csaf.fixes import Fix
-from inventory.bulletins.csaf.products import ALL_VERSIONS, EVERY, OPEN
-from inventory.bulletins.csaf.versions import compare, is_below, parse_version
+from inventory.bulletins.csaf.products import ALL_VERSIONS, OPEN
+from inventory.bulletins.csaf.versions import compare, parse_version
 from inventory.conditions import NOT_PRESENT, VEX_NOT_PRESENT, NodeFacts, Verdict, evaluate
 from inventory.patching.driver_family import (
     branch_fixes,
@@ -31,6 +32,7 @@ from inventory.patching.driver_family import (
     host_driver_fix,
     one_per_bound,
 )
+from inventory.patching.fix_bounds import bounded, contradicted, exposed, past_fix
 from inventory.patching.operands import split_by_operands
 from inventory.patching.unread import VERSION_NOT_READ, why_not_read
 from inventory.patching.versions import (
@@ -230,11 +232,11 @@ def _judge(
         if fix.affected.op == OPEN:
             _judge_open(kind, installed, fix, judged)
             continue
-        if _contradicted(installed, fix):
+        if contradicted(installed, fix):
             _judge_contradicted(kind, installed, fix, judged)
             continue
-        if not _exposed(installed, fix):
-            if _bounded(fix) or _past_fix(installed, fix):
+        if not exposed(installed, fix):
+            if bounded(fix) or past_fix(installed, fix):
                 judged.fixed.append(_exposure(kind, installed, fix, None))
             continue
         condition = fix.condition or fix.affected.condition
@@ -269,7 +271,7 @@ def _spare_absent_operands(
 def _judge_open(kind: str, installed: str, fix: Fix, judged: _Judgement) -> None:
     """A bound the bulletin leaves open: past its fixed version the node runs the fix, past the
     highest version it names it is not concerned; else whether it is affected is unknown."""
-    if _past_fix(installed, fix):
+    if past_fix(installed, fix):
         judged.fixed.append(_exposure(kind, installed, fix, None))
         return
     reach = fix.affected.version
@@ -279,19 +281,6 @@ def _judge_open(kind: str, installed: str, fix: Fix, judged: _Judgement) -> None
     judged.investigating.append(replace(_exposure(kind, installed, fix, None), reason=why))
     cves = ", ".join(fix.cves) or "no CVE named"
     judged.not_judged(kind, f"{kind} {installed}: {fix.advisory_id} ({cves}): {fix.warning}")
-
-
-def _contradicted(installed: str, fix: Fix) -> bool:
-    """The node runs the very version the bulletin names fixed, inside the bound it names
-    affected (nvidia-5857: DCGM Exporter "0.0 to 4.8.2" affected, 4.8.2 fixed)."""
-    fixed = fix.fixed_version
-    return bool(
-        fixed
-        and parse_version(fixed)
-        and compare(installed, fixed) == 0
-        and fix.affected.op in ("<=", "==")
-        and _exposed(installed, fix)
-    )
 
 
 def _judge_contradicted(kind: str, installed: str, fix: Fix, judged: _Judgement) -> None:
@@ -330,31 +319,6 @@ def _unknown_note(kind: str, relevant: list[Fix], gpu_model: str | None) -> str:
         f"firmware: VBIOS version unknown ({advisories} names firmware for {models}; "
         "import `nvidia-smi -q -x` for the node)"
     )
-
-
-def _bounded(fix: Fix) -> bool:
-    """Whether the fix's affected bound can be compared with (else neither side of it is known)."""
-    bound = fix.affected
-    return bound.op in ("<", "<=") and parse_version(bound.version) is not None
-
-
-def _past_fix(installed: str, fix: Fix) -> bool:
-    """An exact affected version ("== 1.17.7") says nothing of others, but a node at or past
-    its fixed version runs the fix."""
-    fixed = fix.fixed_version
-    return bool(fixed and parse_version(fixed) and compare(installed, fixed) >= 0)
-
-
-def _exposed(installed: str, fix: Fix) -> bool:
-    bound = fix.affected
-    if bound.op == EVERY:
-        return True  # a range with no upper end; a lower end is the fix's condition
-    if bound.op == "==" and parse_version(bound.version) is not None:
-        # A document listing the affected versions one by one ("1.17.7"): that one is affected.
-        return compare(installed, bound.version) == 0
-    if not _bounded(fix):
-        return False
-    return is_below(installed, bound.version, inclusive=bound.op == "<=")
 
 
 _CONDITION_STATUS = {True: "holds", False: "not_met", None: "unverified"}

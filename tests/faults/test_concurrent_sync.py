@@ -14,15 +14,14 @@ from django.db import connections
 from django.db.models import Count
 
 from inventory.models import Cluster, SyncRun
-from inventory.services import (
-    SyncBusy,
+from inventory.services import SyncBusy, cluster_sync
+from inventory.sync import sync_run_start
+from inventory.sync_lease import (
     cluster_lock_acquire,
     cluster_lock_release,
     cluster_lock_renew,
-    cluster_sync,
     lease_remaining_seconds,
 )
-from inventory.sync import sync_run_start
 from tests.conftest import load_json
 from tests.workers import wait_for
 

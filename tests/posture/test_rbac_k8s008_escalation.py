@@ -4,7 +4,7 @@ tenant's namespace (impersonation, a token, running pods where it lives, chains)
 from __future__ import annotations
 
 from inventory.snapshot import PolicyRule
-from posture.rules.k8s.cross_tenant import write_verbs
+from posture.rules.k8s.namespace_writes import write_verbs
 from posture.rules.registry import run_checks
 from tests.posture.test_rules_cross_tenant import (
     binding,

@@ -8,7 +8,7 @@ import pytest
 import posture.rules  # noqa: F401  (registers the checks)
 from inventory.sources.normalise import normalise
 from posture.inputs import PostureInputs, TenantInfo
-from posture.rules.k8s.cross_tenant import write_verbs
+from posture.rules.k8s.namespace_writes import write_verbs
 from posture.rules.registry import run_checks
 from tests.posture.builders import trust_class
 
