@@ -187,9 +187,9 @@ def _judged(words: list[_Word], position: int) -> tuple[ArgumentHit, str] | None
     previous = words[position - 1].text if position and not words[position - 1].whole else ""
     # `--flag value`: the value is this word, given to the previous one.
     if previous.startswith("-") and "=" not in previous and not word.text.startswith("-"):
-        hit = _given(word, previous, _flag_name(previous), word.text)
-        if hit:
-            return hit
+        given = _given(word, previous, _flag_name(previous), word.text)
+        if given:
+            return given
     # `aws configure set <key> <value>`
     if position >= 4 and [w.text for w in words[position - 4 : position - 1]] == [
         "aws",
@@ -197,20 +197,20 @@ def _judged(words: list[_Word], position: int) -> tuple[ArgumentHit, str] | None
         "set",
     ]:
         key = previous.rsplit(".", 1)[-1]  # `profile.name.aws_secret_access_key` too
-        hit = _given(word, f"aws configure set {previous}", key.upper(), word.text)
-        if hit:
-            return hit
+        given = _given(word, f"aws configure set {previous}", key.upper(), word.text)
+        if given:
+            return given
     flag, sep, value = word.text.partition("=")
     if word.text.startswith("-") and sep:
-        hit = _given(word, flag, _flag_name(flag), value)
-        if hit:
-            return hit
+        given = _given(word, flag, _flag_name(flag), value)
+        if given:
+            return given
     assignment = _ASSIGNMENT.fullmatch(word.text)
     if assignment and not word.text.startswith("-"):
         name = assignment["name"]
-        hit = _given(word, f"{name}=", name.upper(), assignment["value"])
-        if hit:
-            return hit
+        given = _given(word, f"{name}=", name.upper(), assignment["value"])
+        if given:
+            return given
     if word.text in _SEPARATORS:
         return None
     return _given(word, "value", "", word.text)
