@@ -64,12 +64,20 @@ EDIT_VERBS = ("create", "update", "patch", "delete", "deletecollection")
         "reached: directly, or by taking an identity that holds it (impersonation, a "
         "service-account token or a legacy token Secret, running pods, exec or a workflow, "
         "training or Ray job in another namespace, in turn along a chain) or by bind/escalate; "
-        "the evidence names the path."
+        "the evidence names the path. `get` or `create` on `nodes/proxy` (cluster-wide, on every "
+        "node or those its resourceNames list) is such a path: the kubelet API it reaches runs "
+        "commands in any pod of the node through `/exec`, `/run` and `/attach` (a WebSocket "
+        "exec needs only `get`), so it takes each pod's service account and, through the GPU "
+        "Operator's privileged pods, the operator's node-patching account and root on the "
+        "node. The kubelet's read-only subresources (`nodes/log`, `nodes/metrics`, "
+        "`nodes/stats`) run nothing."
     ),
     remediation=(
         "Remove the binding in the evidence, or bind the tenant to a ClusterRole that only "
-        "reads nodes (`get`, `list`, `watch`). Node labels and taints belong to the platform "
-        "team's automation (node-pool configuration); if a tenant needs to steer scheduling, "
+        "reads nodes (`get`, `list`, `watch`); an agent that reads kubelet metrics or logs gets "
+        "`nodes/metrics`, `nodes/stats` or `nodes/log`, never `nodes/proxy`. Node labels and "
+        "taints belong to the platform team's automation (node-pool configuration); if a "
+        "tenant needs to steer scheduling, "
         "give it nodeSelectors and tolerations the admission policy allows, never node writes."
     ),
     mappings=("SP800-53:AC-6",),

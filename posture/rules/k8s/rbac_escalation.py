@@ -13,12 +13,15 @@ Total paths, which reach any right:
   on `roles`, inside one namespace: any right there, the Namespace object itself included;
 - running code in a GPU Operator namespace (creating pods or the controllers that make them,
   changing those controllers, `exec`/`attach` into its pods): its pods run privileged on every
-  GPU node under the operator's own service accounts.
+  GPU node under the operator's own service accounts; `nodes/proxy` on a node that runs one of
+  those pods is the same (rbac_kubelet: exec through the kubelet API).
 Assumed identities, which reach what that identity holds (the bindings naming it; a service
 account also holds what its namespace's `system:serviceaccounts:NS` group holds):
 - `impersonate` on `users`, `groups` or `serviceaccounts` for that name;
 - running code in another namespace (rbac_paths: pods, their controllers, exec, and custom
   resources whose controllers make pods): a pod runs as any service account of its namespace;
+- `nodes/proxy` (rbac_kubelet): exec through the kubelet API into the pods the snapshot shows on
+  the nodes it covers, as each pod's service account;
 - `create` on `serviceaccounts/token`, or on `secrets` with a way to read them back (a legacy
   service-account token Secret): a token of that service account.
 Chains: an assumed identity's own paths count in turn (it may impersonate another, run pods
@@ -50,6 +53,7 @@ from posture.rules.k8s.rbac_eval import (
     tenant_keys,
     tenant_namespaces,
 )
+from posture.rules.k8s.rbac_kubelet import node_pods
 from posture.rules.k8s.rbac_paths import (
     ANY_SA,
     Identity,
@@ -204,7 +208,10 @@ def _world(inputs: PostureInputs) -> World:
         operator_ns = _operator_namespaces(inputs)
         namespaces = {ns for _, ns, _ in _identities(inputs) if ns} | operator_ns
         inputs.memo[key] = World(
-            runs_code_table(inputs.snapshot), tuple(sorted(namespaces)), frozenset(operator_ns)
+            runs_code_table(inputs.snapshot),
+            tuple(sorted(namespaces)),
+            frozenset(operator_ns),
+            node_pods(inputs.snapshot),
         )
     return cast("World", inputs.memo[key])  # what this function stored
 

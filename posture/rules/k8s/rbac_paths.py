@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from inventory.rbac import ANY, SA_GROUP_PREFIX
 from inventory.snapshot import ClusterSnapshot
 from posture.rules.k8s.rbac_eval import Grant
+from posture.rules.k8s.rbac_kubelet import NodePods, is_proxy_rule, proxied_pods
 
 IMPERSONATED = {"User": "users", "Group": "groups", "ServiceAccount": "serviceaccounts"}
 ANY_SA = "*"  # an identity key's name: every service account of its namespace
@@ -152,6 +153,7 @@ class World:
     runs: tuple[tuple[tuple[str, ...], str, str, str], ...]  # rbac_paths.runs_code_table
     namespaces: tuple[str, ...]  # where identities live, and the operator's
     operator_ns: frozenset[str]
+    node_pods: NodePods = ()  # rbac_kubelet.node_pods: what nodes/proxy execs into
 
 
 def names(grant: Grant) -> tuple[str | None, ...]:
@@ -180,11 +182,17 @@ def steps(
             f"may {via} in GPU Operator namespace {ns} (privileged, as its accounts)",
             None,
         )
+    kubelet = _kubelet_paths(grant, world, own)
+    for ns in sorted(kubelet.keys() & world.operator_ns):
+        yield (
+            f"may {kubelet[ns][None]} in GPU Operator namespace {ns} (privileged, as its accounts)",
+            None,
+        )
     verbs, resources = set(grant.rule.verbs), set(grant.rule.resources)
     impersonates = bool(verbs & {ANY, "impersonate"})
     tokens = bool(verbs & {ANY, "create"} and resources & {ANY, "*/token", "serviceaccounts/token"})
     mints = _token_secrets(grant, grants, world) - own
-    if not (runs_in or impersonates or tokens or mints):
+    if not (runs_in or kubelet or impersonates or tokens or mints):
         return
     for identity in candidates:
         if identity in itself:
@@ -192,6 +200,8 @@ def steps(
         kind, namespace, name = identity
         if kind == "ServiceAccount" and namespace in runs_in:
             verb = f"may {via} in namespace {namespace} as"
+        elif kind == "ServiceAccount" and (pod := _kubelet_path(kubelet, namespace, name)):
+            verb = f"may {pod} as"
         elif impersonates and _impersonates(grant, identity):
             verb = "may impersonate"
         elif tokens and name != ANY_SA and _token_for(grant, identity):
@@ -202,6 +212,28 @@ def steps(
         else:
             continue
         yield f"{verb} {label(identity)}", identity
+
+
+def _kubelet_paths(grant: Grant, world: World, own: set[str]) -> dict[str, dict[str | None, str]]:
+    """The pods the grant execs into through the kubelet API (rbac_kubelet), outside the
+    holder's own namespaces: by namespace, by service account, the first pod's path ("exec
+    through the kubelet API (get on nodes/proxy) into pod NS/POD on node N"); under None, the
+    namespace's first, which speaks for the namespace's service-account group."""
+    found: dict[str, dict[str | None, str]] = {}
+    for how, node, (namespace, pod, account) in proxied_pods(grant, world.node_pods):
+        if namespace in own:
+            continue
+        path = f"{how} into pod {namespace}/{pod} on node {node}"
+        by_account = found.setdefault(namespace, {None: path})
+        by_account.setdefault(account, path)
+    return found
+
+
+def _kubelet_path(kubelet: dict[str, dict[str | None, str]], namespace: str, name: str) -> str:
+    """The kubelet path to an account (a pod running as it), or to the namespace's group
+    (any pod there); "" for none."""
+    in_namespace = kubelet.get(namespace, {})
+    return in_namespace.get(None if name == ANY_SA else name, "")
 
 
 def _token_secrets(grant: Grant, grants: list[Grant], world: World) -> set[str]:
@@ -243,7 +275,8 @@ def may_assume(grant: Grant) -> bool:
     return any(
         v in (ANY, "create", "update", "patch", "impersonate", "get") for v in rule.verbs
     ) and any(
-        r == ANY or r.startswith("*/") or r.partition("/")[0] in ASSUMING for r in rule.resources
+        r == ANY or r.startswith("*/") or r.partition("/")[0] in ASSUMING or is_proxy_rule(r)
+        for r in rule.resources
     )
 
 
