@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from itertools import chain, combinations
 
 from inventory.snapshot import Node
-from posture.inputs import PostureInputs
+from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import GpuHolding, gpu_holdings, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, Party, pair_drafts
 from posture.rules.registry import FindingDraft, check
@@ -83,20 +83,31 @@ def compute_instances_between_tenants(inputs: PostureInputs) -> Iterator[Finding
 def _meetings(inputs: PostureInputs) -> Iterator[Meeting]:
     """Each pair of tenants holding compute instances of one GPU-instance profile on a node."""
     for node in sorted_nodes(inputs):
-        groups: dict[tuple[str, int], list[GpuHolding]] = {}
-        for holding in gpu_holdings(inputs, node):
-            profile = gi_profile(holding.resource)
-            if holding.mode == "mig_ci" and profile is not None:
-                groups.setdefault(profile, []).append(holding)
-        for (profile, slices), holdings in sorted(groups.items()):
-            bound = gpu_instance_bound(node, profile, slices)
-            # Unclassified namespaces meet one another too (fail closed: parties.namespace_parties).
-            for pair in chain(
-                combinations(parties_of(holdings).values(), 2),
-                combinations(namespace_parties(holdings).values(), 2),
-            ):
-                yield _meeting(node, profile, bound, pair)
+        yield from compute_instance_meetings(inputs, node)
         yield from _amd_partitions(inputs, node)
+
+
+def compute_instance_meetings(
+    inputs: PostureInputs, node: Node, platform: TrustClassInfo | None = None
+) -> Iterator[Meeting]:
+    """Each pair of parties holding NVIDIA compute instances of one GPU-instance profile on the
+    node, whatever the compute-instance sizes (1c.3g.40gb and 2c.3g.40gb may sit in one
+    3g.40gb GPU instance), keyed by the profile. SHARE-002 pairs tenants; SHARE-003 passes
+    `platform` so the platform's pods are a party too: both read these pairs and verdicts, so
+    they never disagree on who may share a GPU instance."""
+    groups: dict[tuple[str, int], list[GpuHolding]] = {}
+    for holding in gpu_holdings(inputs, node):
+        profile = gi_profile(holding.resource)
+        if holding.mode == "mig_ci" and profile is not None:
+            groups.setdefault(profile, []).append(holding)
+    for (profile, slices), holdings in sorted(groups.items()):
+        bound = gpu_instance_bound(node, profile, slices)
+        # Unclassified namespaces meet one another too (fail closed: parties.namespace_parties).
+        for pair in chain(
+            combinations(parties_of(holdings, platform).values(), 2),
+            combinations(namespace_parties(holdings).values(), 2),
+        ):
+            yield _meeting(node, profile, bound, pair)
 
 
 def _amd_partitions(inputs: PostureInputs, node: Node) -> Iterator[Meeting]:
