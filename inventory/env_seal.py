@@ -56,6 +56,12 @@ VALUE_READ_SHAPED = {
     # configuration files from (an absolute path).
     "RAY_AUTH_MODE": re.compile(r"[a-z]{1,16}"),
     "JUPYTER_CONFIG_DIR": re.compile(r"/[-._/A-Za-z0-9]{1,1023}"),
+    # K8S-006's GPU web UIs and inference APIs: Open WebUI's login switch (a word), where Ollama
+    # and Open WebUI listen (an address, a port number).
+    "WEBUI_AUTH": re.compile(r"[A-Za-z0-9]{1,8}"),
+    "OLLAMA_HOST": re.compile(r"(https?://)?[-.:\[\]A-Za-z0-9]{0,253}"),
+    "HOST": re.compile(r"[-.:\[\]A-Za-z0-9]{1,253}"),
+    "PORT": re.compile(r"[0-9]{1,5}"),
 }
 
 

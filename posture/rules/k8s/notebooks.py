@@ -10,6 +10,7 @@ from inventory.snapshot import Container, Ingress, Pod, Service
 from inventory.sources.istio_auth import UNKNOWN as AUTH_UNKNOWN
 from posture.inputs import PostureInputs
 from posture.rules.common import tenant_pods
+from posture.rules.k8s import genai_servers as genai
 from posture.rules.k8s.notebook_config import listen_ports, unread_configuration
 from posture.rules.k8s.notebook_servers import (
     KUBEFLOW_ENV,
@@ -228,7 +229,7 @@ def _backends(ingress: Ingress, namespace: str) -> tuple[str, ...]:
 @check(
     id="K8S-006",
     needs=("Service",),
-    title="Notebook or ML dashboard open to anyone and reachable from outside",
+    title="Notebook, ML dashboard or GPU model server open to anyone and reachable from outside",
     severity="critical",
     scope="tenant",
     rationale=(
@@ -239,7 +240,14 @@ def _backends(ingress: Ingress, namespace: str) -> tuple[str, ...]:
         "Kong, Traefik, OpenShift) runs code in the "
         "tenant's pod, with its GPUs, data and service-account token (ATT&CK T1190). Exposed "
         "notebooks are among the "
-        "most scanned-for entry points and a common start of GPU cryptojacking. Listening on "
+        "most scanned-for entry points and a common start of GPU cryptojacking. So are GPU web "
+        "UIs and inference APIs, used by strangers for free GPU compute (ATT&CK T1496.001) or "
+        "code: ComfyUI (no login at all; custom nodes run code), AUTOMATIC1111's "
+        "stable-diffusion-webui without `--gradio-auth` (or with `--api` and no `--api-auth`), "
+        "Open WebUI with `WEBUI_AUTH` off (functions and tools run code), and vLLM, Ollama (no "
+        "login at all) and Hugging Face TGI without an API key; the evidence names the server, "
+        "how it was recognised (its program or entrypoint, or its image), what it gives and "
+        "how it is reached. Listening on "
         "every address is no finding by itself (any pod a Service reaches does); a server "
         "whose authentication cannot be read from its image and command line is reported "
         'with its authentication "unknown" and why.'
@@ -250,8 +258,12 @@ def _backends(ingress: Ingress, namespace: str) -> tuple[str, ...]:
         "hashed password or let Jupyter generate a token; set PASSWORD or HASHED_PASSWORD on "
         "LinuxServer's code-server image; turn on Ray's token authentication with "
         "`RAY_AUTH_MODE=token` (Ray 2.52+); TensorBoard, MLflow, Streamlit and Gradio have no "
-        "login of their own: bind them to 127.0.0.1 behind an authenticating proxy), and stop "
-        "publishing it: change the "
+        "login of their own: bind them to 127.0.0.1 behind an authenticating proxy; start "
+        "stable-diffusion-webui with `--gradio-auth` (and `--api-auth` with `--api`), keep "
+        "Open WebUI's `WEBUI_AUTH` on, give vLLM `--api-key` or VLLM_API_KEY and TGI "
+        "`--api-key` or API_KEY from a Secret; ComfyUI and Ollama have no login: bind them to "
+        "loopback (no `--listen`; `OLLAMA_HOST=127.0.0.1`) behind an authenticating proxy), "
+        "and stop publishing it: change the "
         "Service to ClusterIP (without externalIPs; no hostNetwork or hostPort on the pod) and "
         "reach it with `kubectl port-forward`, or put it behind an "
         "Ingress with authentication (OAuth2 proxy, JupyterHub) and TLS."
@@ -272,7 +284,13 @@ def _exposed_servers(inputs: PostureInputs, pod: Pod) -> list[ContainerHit]:
     cannot be told) and are reachable from outside."""
     hits = []
     # A native sidecar keeps running beside the app; other init containers have exited.
-    for container in [c for c in pod.containers if (c.sidecar or not c.init) and is_notebook(c)]:
+    for container in [c for c in pod.containers if c.sidecar or not c.init]:
+        found = genai.recognise(container)
+        if found is not None:
+            hits += _exposed_genai(inputs, pod, container, found)
+            continue
+        if not is_notebook(container):
+            continue
         # Bound to loopback only (behind an authenticating proxy in the pod, say): nothing
         # outside the pod reaches it, whatever publishes the pod.
         if listens_on_loopback_only(container):
@@ -298,6 +316,28 @@ def _exposed_servers(inputs: PostureInputs, pod: Pod) -> list[ContainerHit]:
         if reach:
             hits.append(ContainerHit(container, _server_evidence(container, auth, reach, unread)))
     return hits
+
+
+def _exposed_genai(
+    inputs: PostureInputs, pod: Pod, container: Container, found: genai.Recognised
+) -> list[ContainerHit]:
+    """A GPU web UI or inference API (genai_servers.py) that asks for no credentials, or whose
+    asking cannot be told, reachable from outside on its own port."""
+    if genai.listens_on_loopback_only(container, found):
+        return []
+    auth = genai.authentication(container, found)
+    if auth.state not in (OFF, UNKNOWN):
+        return []
+    reach = exposure(inputs, pod, container, genai.listen_ports(container, found))
+    if not reach:
+        return []
+    evidence = {
+        "server": found.server,
+        "recognised_by": found.how,
+        "gives": genai.GIVES[found.server],
+        **_server_evidence(container, auth, reach, []),
+    }
+    return [ContainerHit(container, evidence)]
 
 
 def _kubeflow(inputs: PostureInputs, pod: Pod, container: Container, auth: Authentication) -> bool:
@@ -349,13 +389,16 @@ def _notebooks_title(ref: str, entries: list[dict[str, Any]], _: list[ContainerH
     how = listed(way for entry in entries for way in entry["reachable_through"])
     if len(entries) == 1:
         entry = entries[0]
+        # A GPU web UI or inference API says which server it is.
+        what = entry.get("server", "Notebook")
         title = (
-            f"Notebook {entry['container']} in {ref} ({entry['reasons'][0]}) "
+            f"{what} {entry['container']} in {ref} ({entry['reasons'][0]}) "
             f"is reachable through {how}"
         )
     else:
         names = listed(str(entry["container"]) for entry in entries)
-        title = f"{len(entries)} notebooks in {ref} ({names}) are reachable through {how}"
+        kind = "servers" if any("server" in entry for entry in entries) else "notebooks"
+        title = f"{len(entries)} {kind} in {ref} ({names}) are reachable through {how}"
     if all(entry.get("route_authentication") and entry.get("verdict") for entry in entries):
         title += " (whether the route authenticates is unknown)"
     return title
