@@ -225,7 +225,11 @@ def presence(
                 f"the node offers {plugin_resources[0]}, which only a registered device plugin"
                 " advertises; no pod of it is in the snapshot"
             )
-        elif facts.stack_pods_read and (not misses or all(fit is False for _, fit, _ in misses)):
+        elif (facts.stack_pods_read or component == "device_plugin") and (
+            not misses or all(fit is False for _, fit, _ in misses)
+        ):
+            # A device plugin says itself where it runs: the kubelet offers its resources. A
+            # node offering none has none registered, whichever namespaces were read.
             not_installed[component] = _absent(misses, facts.daemonsets_read)
     if facts.operator:
         # Seen in the cluster, it is the node's only where it manages the node (operator_nodes).
