@@ -4,7 +4,8 @@ reached through RuntimeClass `nvidia` with no device plugin (a GPU node of unkno
 count, POD-011 for analytics' pod); an AMD node only AMD's DRA driver serves (sharing not read,
 vendor AMD). Needs the database: the demo is built through the real paths (once: the checks
 share one test). Later rounds add (d): an image volume judged by POD-007; (e) a Hugging Face
-token on the fine-tune's command line (POD-008, never its value)."""
+token on the fine-tune's command line (POD-008, never its value); (f) a busy GPU labelled with
+a pod the sync has on another node (ATTR-001)."""
 
 from __future__ import annotations
 
@@ -111,3 +112,14 @@ def test_the_demo_shows_a_vclusters_pods_a_runtime_class_jetson_and_an_amd_dra_n
     assert token not in json.dumps(stored.data) and token not in on_args["title"]
     page = client.get(f"/findings/{on_args['id']}/").content.decode()
     assert "args[1]" in page and token not in page
+
+    # (f) The DRA-only A100 node runs no pod, yet one GPU is busy under the label of
+    # research's llm-multinode-0, which the sync has on nw-h100-02: the label explains nothing
+    # here, ATTR-001 says where that pod runs (labels_named).
+    attr = _rows(client, "findings", check="ATTR-001", cluster="neo-west", status="open")
+    (stale,) = [f for f in attr if f["subject_name"] == "nw-a100-01"]
+    assert stale["severity"] == "critical"
+    assert stale["evidence"]["labels_named"] == [
+        {"pod": "research-llm/llm-multinode-0", "runs_on": "nw-h100-02"}
+    ]
+    assert "stale, mislabelled or forged" in stale["evidence"]["held_by"]
