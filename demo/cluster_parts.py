@@ -162,4 +162,6 @@ def _made_up(seed: str, length: int) -> str:
 # POD-008: tokens pasted into a Job's env (made up, in the vendors' shapes).
 PASTED_TOKENS = {"HF_TOKEN": "hf_" + _made_up("hf", 34), "WANDB_API_KEY": _made_up("wandb", 40),
                  "WANDB_PROJECT": "lora-sweep"}
+# POD-008 on the command line: a fine-tune given its Hugging Face token as a flag (made up).
+HF_TOKEN_ARGS = ("--hf-token", "hf_" + _made_up("hf-args", 34))
 # fmt: on

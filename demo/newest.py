@@ -8,7 +8,8 @@
   (`<pod>-x-<virtual namespace>-x-lab`), annotated with their virtual name and namespace, with
   the vcluster's Service as their only owner and no controller flag: each is its own bare Pod,
   never one "Service" workload. The NLP team's fine-tune holds one whole H100 of research's
-  pool.
+  pool, and runs `python finetune.py --hf-token hf_…`: a token on the command line is in the
+  host's pod spec in clear, whatever the virtual cluster shows (POD-008, `args[1]`).
 - prod-east: a Jetson AGX Orin edge box of analytics' shelf-camera counting, its GPU reached
   with no device plugin: JetPack's NVIDIA Container Runtime on the host and the RuntimeClass
   `nvidia` (handler `nvidia`, as k3s creates it); the pod picks it and sets
@@ -25,7 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from demo import k8s
-from demo.cluster_parts import ANA, CLOUD_CLASS_KEY, GPU, ORB, REG, Cluster, Work
+from demo.cluster_parts import ANA, CLOUD_CLASS_KEY, GPU, HF_TOKEN_ARGS, ORB, REG, Cluster, Work
 from demo.k8s import Host, Ids, NodeSpec, Obj
 from demo.k8s_dra import API as DRA_API
 from demo.k8s_workloads import tenant_pods_of
@@ -274,6 +275,8 @@ def _synced(ids: Ids, name: str, virtual_ns: str, image: str, gpus: int, node: s
         if gpus
         else None
     )
+    if name == VC_PODS[0][0]:  # the fine-tune: its token given on the command line
+        ctr["command"], ctr["args"] = ["python", "finetune.py"], list(HF_TOKEN_ARGS)
     labels = {"vcluster.loft.sh/managed-by": VC, "vcluster.loft.sh/namespace": virtual_ns}
     volumes = None
     if name == VC_VOCAB[0]:

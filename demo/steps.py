@@ -63,6 +63,10 @@ TELEMETRY_PLAN = {
         # A node the autoscaler added after the last sync, already busy: usage nobody is known
         # to hold (ATTR-002), not a hijack, until a sync lists the node.
         "newcomer": ("nw-h200-03", "NVIDIA H200", 8),
+        # The DRA-only A100 node runs no pod, yet a GPU of it is busy under the label of
+        # research's multi-node leader, which the sync has on nw-h100-02 (a StatefulSet pod
+        # keeps its name wherever it runs): a stale or forged label hides no holder, ATTR-001.
+        "relabelled": ("nw-a100-01", "research-llm", "llm-multinode-0"),
     },
 }
 CLUSTER_DESCRIPTIONS = {

@@ -4,10 +4,11 @@ Each GPU-requesting pod is given GPUs of its node in turn; its samples carry its
 (whole GPUs and MIG instances), with a load that follows its kind (training busy, inference
 by the hour of the day, notebooks mostly idle). Time-sliced and MPS nodes get one GPU-wide
 value copied onto every pod, as the exporter does there. Planted for the checks: a GPU busy
-with no pod on it for the last 40 minutes (ATTR-001), GPU nodes that never report (ATTR-003:
-one whose exporter is broken, one where it is switched off), and a GPU handed from one tenant
-to another halfway through the day (LEAK-001; the demo records a reset for one such handover
-and not for the other).
+with no pod on it for the last 40 minutes (ATTR-001), one busy as long under the label of a
+pod the last sync has on another node (ATTR-001: the label is stale or forged), GPU nodes that
+never report (ATTR-003: one whose exporter is broken, one where it is switched off), and a GPU
+handed from one tenant to another halfway through the day (LEAK-001; the demo records a reset
+for one such handover and not for the other).
 """
 
 from __future__ import annotations
@@ -81,13 +82,17 @@ def demo_samples(
     handovers: tuple[tuple[str, str], ...] = (),
     unlabelled: tuple[str, ...] = (),
     newcomer: tuple[str, str, int] = ("", "", 0),
+    relabelled: tuple[str, str, str] = ("", "", ""),
 ) -> list[GpuSample]:
     """`silent`: nodes that send nothing; `hijacked`: a node whose last GPU runs busy for the
     last 40 minutes with no pod; `handovers`: (node, namespace) whose GPU 0 ran a pod of
     that namespace in the first half of the day before its present holder took it;
     `unlabelled`: nodes whose exporter runs without its Kubernetes mapping (no pod labels);
     `newcomer`: (node, model, GPUs) that joined after the last sync and has run busy, with no
-    pod labels, for its last 40 minutes (the inventory does not list it yet: ATTR-002)."""
+    pod labels, for its last 40 minutes (the inventory does not list it yet: ATTR-002);
+    `relabelled`: (node, namespace, pod) whose last GPU runs busy for the last 40 minutes with
+    its samples labelled with that pod (DCGM-Exporter names only its own node's pods, so a pod
+    the sync has elsewhere makes the label stale or forged: ATTR-001, `labels_named`)."""
     # On the 5-minute grid, so a demo run again within those minutes writes the same samples.
     end = now.replace(minute=now.minute - now.minute % 5, second=0, microsecond=0)
     start = end - timedelta(hours=HOURS)
@@ -97,6 +102,9 @@ def demo_samples(
         if node.name in silent:
             continue
         samples = _node_samples(node, times, hijacked == node.name, handovers)
+        if node.name == relabelled[0]:
+            _, namespace, pod = relabelled
+            samples = _relabelled(samples, node, times[-1], DemoPod(namespace, pod, 1))
         if node.name in unlabelled:
             samples = (replace(x, namespace="", pod="", container="") for x in samples)
         out += list(samples)
@@ -108,6 +116,27 @@ def demo_samples(
             replace(x, util=95.0, gr_active=0.95) for x in _node_samples(node, recent, False, ())
         ]
     return out
+
+
+def _relabelled(
+    samples: Iterator[GpuSample], node: DemoNode, last: datetime, pod: DemoPod
+) -> Iterator[GpuSample]:
+    """The node's samples, its last GPU busy for the last 40 minutes under `pod`'s label."""
+    rng = random.Random(f"{node.name}/relabelled")
+    since = last - timedelta(minutes=40)
+    for x in samples:
+        if x.gpu == str(node.gpu_count - 1) and x.time >= since:
+            busy = min(100.0, rng.gauss(96, 2.0))
+            x = replace(
+                x,
+                util=busy,
+                gr_active=busy / 100.0,
+                fb_used_mib=61000.0,
+                namespace=pod.namespace,
+                pod=pod.name,
+                container="main",
+            )
+        yield x
 
 
 def _node_samples(

@@ -3,19 +3,22 @@ vcluster's synced pods each their own bare Pod (never "of Service"), one holding
 reached through RuntimeClass `nvidia` with no device plugin (a GPU node of unknown model and
 count, POD-011 for analytics' pod); an AMD node only AMD's DRA driver serves (sharing not read,
 vendor AMD). Needs the database: the demo is built through the real paths (once: the checks
-share one test). This round adds (d): an image volume judged
-by POD-007."""
+share one test). Later rounds add (d): an image volume judged by POD-007; (e) a Hugging Face
+token on the fine-tune's command line (POD-008, never its value); (f) a busy GPU labelled with
+a pod the sync has on another node (ATTR-001)."""
 
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
-from inventory.models import Node
+from demo.cluster_parts import HF_TOKEN_ARGS
+from inventory.models import Node, Pod
 
 pytestmark = pytest.mark.django_db
 
@@ -92,3 +95,31 @@ def test_the_demo_shows_a_vclusters_pods_a_runtime_class_jetson_and_an_amd_dra_n
     (volume,) = vocab["evidence"]["volumes"]
     assert volume["field"] == "spec.volumes[0].image.reference"
     assert volume["image"] == "ghcr.io/lab-speech/asr-vocab:latest"
+
+    # (e) The fine-tune gives its Hugging Face token on the command line (`python finetune.py
+    # --hf-token hf_…`): POD-008 says "in command line" and names args[1], never the value,
+    # which the sync sealed before storing the pod.
+    token = HF_TOKEN_ARGS[1]
+    pod008 = _rows(client, "findings", check="POD-008", cluster="neo-west", tenant="research")
+    (on_args,) = [f for f in pod008 if f["subject_name"] == finetune]
+    assert on_args["status"] == "open" and "in command line" in on_args["title"]
+    (ctr,) = on_args["evidence"]["containers"]
+    (hit,) = ctr["arguments"]
+    assert (hit["field"], hit["given_as"]) == ("spec.containers[0].args[1]", "--hf-token")
+    assert hit["hint"] == "hf_…" and hit["value_length"] == len(token)
+    assert token not in json.dumps(on_args)
+    stored = Pod.objects.get(name=finetune)
+    assert token not in json.dumps(stored.data) and token not in on_args["title"]
+    page = client.get(f"/findings/{on_args['id']}/").content.decode()
+    assert "args[1]" in page and token not in page
+
+    # (f) The DRA-only A100 node runs no pod, yet one GPU is busy under the label of
+    # research's llm-multinode-0, which the sync has on nw-h100-02: the label explains nothing
+    # here, ATTR-001 says where that pod runs (labels_named).
+    attr = _rows(client, "findings", check="ATTR-001", cluster="neo-west", status="open")
+    (stale,) = [f for f in attr if f["subject_name"] == "nw-a100-01"]
+    assert stale["severity"] == "critical"
+    assert stale["evidence"]["labels_named"] == [
+        {"pod": "research-llm/llm-multinode-0", "runs_on": "nw-h100-02"}
+    ]
+    assert "stale, mislabelled or forged" in stale["evidence"]["held_by"]
