@@ -161,7 +161,7 @@ def _key(
 
 
 def _a1111(values: dict[str, tuple[str, str]]) -> Authentication:
-    login = [o for o in ("--gradio-auth", "--gradio-auth-path") if o in values]
+    login: list[str] = [o for o in ("--gradio-auth", "--gradio-auth-path") if o in values]
     api = "--api" in values or "--nowebui" in values
     if api and "--api-auth" not in values:
         # The API's routes are added beside Gradio's: --gradio-auth does not cover them.
