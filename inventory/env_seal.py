@@ -62,6 +62,9 @@ VALUE_READ_SHAPED = {
     "OLLAMA_HOST": re.compile(r"(https?://)?[-.:\[\]A-Za-z0-9]{0,253}"),
     "HOST": re.compile(r"[-.:\[\]A-Za-z0-9]{1,253}"),
     "PORT": re.compile(r"[0-9]{1,5}"),
+    # The port an NVIDIA NIM serves its HTTP API on (a port number).
+    "NIM_SERVER_PORT": re.compile(r"[0-9]{1,5}"),
+    "NIM_HTTP_API_PORT": re.compile(r"[0-9]{1,5}"),
 }
 
 

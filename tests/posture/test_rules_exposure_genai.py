@@ -21,6 +21,7 @@ OWUI = "ghcr.io/open-webui/open-webui:cuda"
 VLLM = "vllm/vllm-openai:v0.9.1"
 OLLAMA = "ollama/ollama:0.9.0"
 TGI = "ghcr.io/huggingface/text-generation-inference:3.3.2"
+NIM = "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4"
 ALL = "0.0.0.0"  # noqa: S104 (every address, as a pod spec writes it)
 
 
@@ -87,6 +88,19 @@ LOUD = [
         "ollama serve",
     ),
     (ctr(TGI, args=["--model-id", "m", "--hostname", ALL]), 80, "TGI", "no API key"),
+    # NIM serves on every address with no API key of its own (rtself12 k44); NGC_API_KEY pulls.
+    (
+        ctr(NIM, envs=[env("NGC_API_KEY", None, "secretKeyRef:ngc/key")]),
+        8000,
+        "NIM",
+        "NGC_API_KEY only pulls models",
+    ),
+    (
+        ctr(NIM, envs=[literal_env("NIM_SERVER_PORT", "9000")]),
+        9000,
+        "NIM",
+        "image nvcr.io/nim/",
+    ),
 ]
 
 
@@ -142,6 +156,8 @@ QUIET = [
     # Not the server: a script in the server's image, a main.py nothing ties to ComfyUI.
     ctr(VLLM, ["python", "train.py"]),
     ctr("python:3.11", ["python", "main.py", "--listen"]),
+    # A NIM image running a script of its own is not the NIM server.
+    ctr(NIM, ["python", "bench.py"]),
 ]
 
 
@@ -165,3 +181,11 @@ def test_open_webui_switch_and_ollama_address_survive_the_sync():
     assert literal_env("OLLAMA_HOST", "0.0.0.0:11434").value == "0.0.0.0:11434"
     assert literal_env("PORT", "8080").value == "8080"
     assert literal_env("VLLM_API_KEY", "sk-abcdef0123456789").value == SEALED_VALUE
+    assert literal_env("NIM_SERVER_PORT", "9000").value == "9000"
+
+
+def test_a_nim_is_judged_on_the_port_it_serves():
+    # NIM_SERVER_PORT moves the API: a Service publishing the default 8000 reaches nothing.
+    moved = ctr(NIM, envs=[literal_env("NIM_SERVER_PORT", "9000")])
+    assert run("K8S-006", world(moved, 8000)) == []
+    assert len(run("K8S-006", world(moved, 9000))) == 1

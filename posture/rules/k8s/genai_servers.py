@@ -18,6 +18,10 @@ Strangers scan for these to use a cluster's GPUs for free (ATT&CK T1496.001) or 
   (`host[:port]`, default 127.0.0.1:11434; the ollama/ollama image sets 0.0.0.0).
 - Hugging Face TGI (`text-generation-launcher`, its image): `--hostname` 0.0.0.0 by default,
   `--port` 3000 (the image sets PORT=80); a key only with `--api-key` or API_KEY.
+- NVIDIA NIM (an image under nvcr.io/nim/, started by its own entrypoint, as the NIM Operator
+  runs it): an OpenAI-compatible (or the model's own) HTTP API on every address, port 8000
+  (NIM_SERVER_PORT; NIM_HTTP_API_PORT for the NIMs that also speak gRPC), with no API
+  authentication of its own: NGC_API_KEY only pulls the model.
 
 A server is recognised by its own program or module on the command line, or by its image where
 the command line runs no script of its own; a custom image needs the program's own entrypoint
@@ -47,6 +51,7 @@ from posture.rules.k8s.notebook_servers import (
 
 COMFYUI, A1111, OPEN_WEBUI = "ComfyUI", "AUTOMATIC1111 stable-diffusion-webui", "Open WebUI"
 VLLM, OLLAMA, TGI = "vLLM OpenAI server", "Ollama", "Hugging Face TGI"
+NIM = "NVIDIA NIM"
 # What a stranger gets from each (the finding's evidence says it).
 GIVES = {
     COMFYUI: "runs code (custom nodes) on the pod's GPUs",
@@ -55,12 +60,14 @@ GIVES = {
     VLLM: "GPU compute and the served model (no code execution by design)",
     OLLAMA: "GPU compute, the models, and pulling or deleting models (no login at all)",
     TGI: "GPU compute and the served model (no code execution by design)",
+    NIM: "GPU compute and the served model (no code execution by design)",
 }
 IMAGES = {
     OPEN_WEBUI: ("open-webui/open-webui",),
     VLLM: ("vllm/vllm-openai", "vllm-openai"),
     OLLAMA: ("ollama/ollama",),
     TGI: ("huggingface/text-generation-inference",),
+    NIM: ("nvcr.io/nim/",),
 }
 VLLM_MODULE = "vllm.entrypoints.openai.api_server"
 A1111_SCRIPTS = ("launch.py", "webui.py", "webui.sh")
@@ -128,6 +135,10 @@ def authentication(container: Container, found: Recognised) -> Authentication:
     values = option_values(container)
     if server in (COMFYUI, OLLAMA):
         return Authentication(OFF, f"no authentication ({server} has none of its own)")
+    if server == NIM:
+        return Authentication(
+            OFF, "no API authentication (NIM has none of its own; NGC_API_KEY only pulls models)"
+        )
     if server == A1111:
         return _a1111(values)
     if server == OPEN_WEBUI:
@@ -254,6 +265,9 @@ def listen_ports(container: Container, found: Recognised) -> tuple[int, ...] | N
     given = [values[o][0] for o in ("--port", "-p") if o in values]
     if given:
         return _port(given[-1])
+    if server == NIM:
+        named = _env(container, "NIM_SERVER_PORT") or _env(container, "NIM_HTTP_API_PORT")
+        return (8000,) if named is None else _port(named.value or "")
     var = _env(container, "PORT") if server in (OPEN_WEBUI, TGI) else None
     if var is not None:
         return _port(var.value or "")
