@@ -276,8 +276,11 @@ def test_demo_world_pasted_tokens():
         ("HF_TOKEN", "value:hugging_face_token"),
         ("WANDB_API_KEY", "value:wandb_api_key"),
     ]
-    # neo-west's protein-train takes its AWS key from a Secret: the clean contrast.
-    assert run("POD-008", worlds["neo-west"]) == []
+    # neo-west's protein-train takes its AWS key from a Secret: the clean contrast. Its only
+    # POD-008 is research's vcluster fine-tune, whose token is on the command line.
+    (west,) = run("POD-008", worlds["neo-west"])
+    assert west.subject_name.startswith("finetune-") and "protein" not in west.subject_name
+    assert container_entry(west)["arguments"] and container_entry(west)["variables"] == []
 
 
 def test_pod008_jupyterhub_server_token_is_the_hubs_not_the_tenants():
