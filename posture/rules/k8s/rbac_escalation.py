@@ -21,7 +21,8 @@ account also holds what its namespace's `system:serviceaccounts:NS` group holds)
 - running code in another namespace (rbac_paths: pods, their controllers, exec, and custom
   resources whose controllers make pods): a pod runs as any service account of its namespace;
 - `nodes/proxy` (rbac_kubelet): exec through the kubelet API into the pods the snapshot shows on
-  the nodes it covers, as each pod's service account;
+  the nodes it covers, as each pod's service account; into a privileged pod, root on its node,
+  so the node's kubelet, which may relabel its own Node object (nothing more: no chain from it);
 - `create` on `serviceaccounts/token`, or on `secrets` with a way to read them back (a legacy
   service-account token Secret): a token of that service account.
 Chains: an assumed identity's own paths count in turn (it may impersonate another, run pods
@@ -53,7 +54,7 @@ from posture.rules.k8s.rbac_eval import (
     tenant_keys,
     tenant_namespaces,
 )
-from posture.rules.k8s.rbac_kubelet import node_pods
+from posture.rules.k8s.rbac_kubelet import KUBELET, kubelet_grant, node_pods
 from posture.rules.k8s.rbac_paths import (
     ANY_SA,
     Identity,
@@ -239,6 +240,10 @@ def _closure(
             queue.append((how, identity, 0))
     while queue:
         how, identity, hops = queue.pop(0)
+        kind, _, name = identity
+        if kind == KUBELET:  # root on the node: what its kubelet may write, nothing further
+            yield Escalation(how, grants=(kubelet_grant(name),))
+            continue
         held = table[identity]
         if held.total:  # its own total path says it all
             yield Escalation(f"{how}, which {held.total}", total=True)

@@ -38,11 +38,19 @@ from dataclasses import dataclass
 from inventory.rbac import ANY, SA_GROUP_PREFIX
 from inventory.snapshot import ClusterSnapshot
 from posture.rules.k8s.rbac_eval import Grant
-from posture.rules.k8s.rbac_kubelet import NodePods, is_proxy_rule, proxied_pods
+from posture.rules.k8s.rbac_kubelet import (
+    KUBELET,
+    NodePods,
+    is_proxy_rule,
+    proxied_pods,
+    root_paths,
+)
 
 IMPERSONATED = {"User": "users", "Group": "groups", "ServiceAccount": "serviceaccounts"}
 ANY_SA = "*"  # an identity key's name: every service account of its namespace
-Identity = tuple[str, str, str]  # (kind, namespace or "", name): "User", "Group", "ServiceAccount"
+# (kind, namespace or "", name): "User", "Group", "ServiceAccount", or a node's kubelet (KUBELET,
+# "", node name), which holds what rbac_kubelet.kubelet_grant says, not what a binding does.
+Identity = tuple[str, str, str]
 WRITES = ("create", "update", "patch")
 RUN = "run pods"
 # (verbs, API group, resource, what the path says the holder may do).
@@ -188,6 +196,9 @@ def steps(
             f"may {kubelet[ns][None]} in GPU Operator namespace {ns} (privileged, as its accounts)",
             None,
         )
+    # Root on a node through a privileged pod: its kubelet's identity (rbac_escalation).
+    for how, node in root_paths(grant, world.node_pods, own):
+        yield how, (KUBELET, "", node)
     verbs, resources = set(grant.rule.verbs), set(grant.rule.resources)
     impersonates = bool(verbs & {ANY, "impersonate"})
     tokens = bool(verbs & {ANY, "create"} and resources & {ANY, "*/token", "serviceaccounts/token"})
@@ -220,7 +231,7 @@ def _kubelet_paths(grant: Grant, world: World, own: set[str]) -> dict[str, dict[
     through the kubelet API (get on nodes/proxy) into pod NS/POD on node N"); under None, the
     namespace's first, which speaks for the namespace's service-account group."""
     found: dict[str, dict[str | None, str]] = {}
-    for how, node, (namespace, pod, account) in proxied_pods(grant, world.node_pods):
+    for how, node, (namespace, pod, account, _root) in proxied_pods(grant, world.node_pods):
         if namespace in own:
             continue
         path = f"{how} into pod {namespace}/{pod} on node {node}"
