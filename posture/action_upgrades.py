@@ -185,6 +185,22 @@ def _without(finding: ActionFinding, keys: set[str]) -> ActionFinding:
     return finding._replace(evidence={**finding.evidence, field: kept})
 
 
+def hypervisor_upgrade(finding: ActionFinding) -> tuple[str, str] | None:
+    """(vGPU Manager version, its fix) of a STACK-001 on a vGPU guest's hypervisor Manager
+    (posture.rules.stack.hypervisor: evidence `where_to_fix`); None for any other finding."""
+    evidence = finding.evidence
+    if not evidence.get("where_to_fix") or not evidence.get("vgpu_manager"):
+        return None
+    return str(evidence["vgpu_manager"]), str(evidence.get("fixed_in") or "")
+
+
+def hypervisor_upgrade_title(version: str, fixed_in: str) -> str:
+    return (
+        f"Upgrade the vGPU Manager {version} to {fixed_in or 'a fixed version'} on the "
+        "hypervisors of the vGPU guests that show it (outside the cluster)"
+    )
+
+
 def upgrade_by(finding: ActionFinding) -> Mapping[str, Any]:
     by = finding.evidence.get("upgrade_by")
     return by if isinstance(by, Mapping) else {}

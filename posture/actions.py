@@ -11,6 +11,8 @@ An action is one change a platform team makes; it closes every finding in it at 
   component, the driver by branch) with the highest fixed version named, and the change; a
   finding with an exposure that has no fixed version is no upgrade's (it stays open after any):
   it is its own action, to mitigate or replace;
+- the vGPU Manager's upgrade on the hypervisors of vGPU guests (a STACK-001 whose evidence says
+  `where_to_fix`: posture.rules.stack.hypervisor), per Manager version and fix, no pool's;
 - the GPU Operator's own upgrade (a finding whose only move is the Operator): one Deployment
   for the cluster, so one action for every node, never "on pool x"; a pool's upgrade that also
   needs it says so apart from the pool;
@@ -69,6 +71,8 @@ from posture.action_shapes import (
 from posture.action_taints import must_leave, taint_title, tenants_not_helped
 from posture.action_upgrades import (
     component_name,
+    hypervisor_upgrade,
+    hypervisor_upgrade_title,
     operator_only,
     operator_upgrade_title,
     unfixed_exposures,
@@ -185,6 +189,10 @@ def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, 
         # platform add-on's findings close, a tenant's get that tenant's remediation).
         return (cluster, "claim", namespace), namespace
     where = _where(finding)
+    if check in UPGRADE_CHECKS and (manager := hypervisor_upgrade(finding)) is not None:
+        # A vGPU guest's hypervisor vGPU Manager: upgraded on the hypervisors, outside the
+        # cluster; no rollout of the guest's pool closes it.
+        return (cluster, "hypervisor", *manager), hypervisor_upgrade_title(*manager)
     unfixed = unfixed_exposures(finding) if check in UPGRADE_CHECKS else []
     if never_sampled(finding):
         # No sample was ever ingested for the cluster: collecting its metrics (deploying the

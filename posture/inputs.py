@@ -128,7 +128,9 @@ class PostureInputs:
     drift_events: tuple[DriftEventInfo, ...] = ()
     exemptions: tuple[Exemption, ...] = ()
     # node name -> {"status", "exposures": [inventory.patching.status.Exposure as dicts], "notes",
-    # "not_affected": [Exposure dicts with a reason], "unknown_components": [kinds]}
+    # "not_affected": [Exposure dicts with a reason], "unknown_components": [kinds]}; a vGPU
+    # guest whose labels name its hypervisor's vGPU Manager also "hypervisor_manager":
+    # {"version", "branch_label", "status", "exposures", "notes"} (inventory.patching.hypervisor)
     patch: dict[str, dict[str, object]] = field(default_factory=dict)
     patch_sla_days: dict[str, int] = field(default_factory=dict)  # severity -> days
     telemetry: TelemetryFacts = field(default_factory=TelemetryFacts)

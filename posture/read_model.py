@@ -13,8 +13,10 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from inventory import snapshot as snap
+from inventory.bulletins.patch_refresh import exposure_dicts, fixes_from_db
 from inventory.drift import DriftChange
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, Pod
+from inventory.patching.hypervisor import hypervisor_manager, hypervisor_manager_status
 from inventory.patching.sla import patch_sla_days
 from posture.exemptions import Exemption
 from posture.inputs import (
@@ -246,7 +248,7 @@ def posture_inputs(
         sharing_requests=sharing_requests_for(cluster),
         provider=provider_facts(cluster),
         exemptions=exemptions_for(cluster),
-        patch=_patch_records(cluster),
+        patch=_patch_records(cluster, snapshot),
         patch_sla_days=patch_sla_days(),
         platform_configured=frozenset(settings.GPUPOSTURE_PLATFORM_NAMESPACES),
         # Pods of namespaces nobody claims are judged by this class (the system check and
@@ -286,13 +288,16 @@ def env_held_gpus(inputs: PostureInputs) -> dict[str, tuple[EnvHold, ...]]:
     return held
 
 
-def _patch_records(cluster: Cluster) -> dict[str, dict[str, object]]:
-    """node name -> its patch record (PostureInputs.patch)."""
+def _patch_records(
+    cluster: Cluster, snapshot: snap.ClusterSnapshot
+) -> dict[str, dict[str, object]]:
+    """node name -> its patch record (PostureInputs.patch), with a vGPU guest's hypervisor
+    judgement where its labels name the vGPU Manager that hosts it."""
     fields = ("patch_status", "patch_exposures", "patch_notes", "patch_not_affected")
     rows = Node.objects.filter(cluster=cluster, is_gpu_node=True).values_list(
         "name", *fields, "patch_unknown"
     )
-    return {
+    records: dict[str, dict[str, object]] = {
         name: {
             "status": status,
             "exposures": exposures,
@@ -302,3 +307,29 @@ def _patch_records(cluster: Cluster) -> dict[str, dict[str, object]]:
         }
         for name, status, exposures, notes, not_affected, unknown in rows
     }
+    _add_hypervisor_managers(records, snapshot)
+    return records
+
+
+def _add_hypervisor_managers(
+    records: dict[str, dict[str, object]], snapshot: snap.ClusterSnapshot
+) -> None:
+    """A vGPU guest's hypervisor vGPU Manager judged against the bulletins now (not stored:
+    the node's own patch record stays its own stack's); the fixes read only where a guest
+    names one."""
+    managers = {
+        node.name: manager
+        for node in snapshot.nodes
+        if node.name in records
+        and (manager := hypervisor_manager(node.labels, node.driver_version_source))
+    }
+    fixes = fixes_from_db() if managers else []
+    for name, manager in managers.items():
+        status = hypervisor_manager_status(manager, fixes)
+        records[name]["hypervisor_manager"] = {
+            "version": manager.version,
+            "branch_label": manager.branch_label,
+            "status": status.status,
+            "exposures": exposure_dicts(status.exposures),
+            "notes": [*status.unknown],
+        }

@@ -14,6 +14,7 @@ from inventory.stack_managers import UpgradePath
 from posture.inputs import PostureInputs
 from posture.rules.common import sorted_nodes, tenants_on_node
 from posture.rules.registry import FindingDraft, check
+from posture.rules.stack.hypervisor import hypervisor_drafts
 from posture.rules.stack.upgrade_by import (
     paths_of,
     split_by_change,
@@ -188,6 +189,14 @@ _REMEDIATION = (
     "workarounds the bulletins give (`remedies` in the evidence)."
 )
 
+# A vGPU guest's hypervisor vGPU Manager (evidence `where_to_fix`): no change in the cluster.
+_HYPERVISOR_REMEDIATION = (
+    " Where the evidence's `where_to_fix` is the hypervisor, the vGPU Manager that hosts the "
+    "VM is below the baseline: upgrade the vGPU Manager on that hypervisor (vSphere, KVM or "
+    "Citrix Hypervisor host, outside the cluster) to `fixed_in`, with a guest driver its "
+    "vGPU release supports; upgrading the guest does not close it."
+)
+
 
 @check(
     id="STACK-001",
@@ -198,13 +207,19 @@ _REMEDIATION = (
     "into it; NVIDIA bulletins fix privilege escalation, memory disclosure and "
     "denial of service in it. A node below the fixed version of its branch is "
     "exposed to the listed CVEs. On a node that gives its GPUs to VMs as vGPUs the host "
-    "driver is NVIDIA's vGPU Manager, judged by its own bulletin rows and named so.",
-    remediation=_REMEDIATION,
+    "driver is NVIDIA's vGPU Manager, judged by its own bulletin rows and named so. A vGPU "
+    "guest VM whose labels show the vGPU Manager of its hypervisor (GFD's "
+    "nvidia.com/vgpu.host-driver-version) is exposed through it too: the boundary between "
+    "the VMs, whose flaws include guest-to-host escapes and cross-VM leaks; that Manager is "
+    "judged by the same rows, in a finding of its own, fixed on the hypervisor.",
+    remediation=_REMEDIATION + _HYPERVISOR_REMEDIATION,
     mappings=("SP800-53:SI-2", "CSF 2.0:ID.AM-01"),
     severity_rule=_SEVERITY_RULE,
 )
 def driver_below_baseline(inputs: PostureInputs) -> Iterator[FindingDraft]:
     yield from _below_baseline(inputs, "STACK-001")
+    # A vGPU guest's hypervisor vGPU Manager, as its labels show it (stack/hypervisor.py).
+    yield from hypervisor_drafts(inputs, _severity)
 
 
 @check(
