@@ -36,6 +36,10 @@ from inventory.credential_shapes import (
     value_facts,
 )
 
+# The shortest value a vendor's token shape matches (credential_shapes.VALUE_SHAPES: an AWS
+# access key id, AKIA and 16 more; the others are longer). A shorter word under no credential
+# name is judged without reading it further: the sync seals every pod's command line.
+SHORTEST_SHAPE = 20
 # Identifies a key without being its secret: quiet on a command line (see the docstring).
 KEY_ID_RULE = "value:aws_access_key_id"
 _ASSIGNMENT = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)", re.DOTALL)
@@ -229,10 +233,12 @@ def _given(word: _Word, given_as: str, name: str, value: str) -> tuple[ArgumentH
     sealed = _unsealed(word, value)
     if sealed is not None:
         return sealed, value
+    known = name in CREDENTIAL_ENV_NAMES or AZURE_KEY_NAME.fullmatch(name) is not None
+    if not known and len(value) < SHORTEST_SHAPE:
+        return None  # most words of a command line: no vendor's token is this short
     facts = value_facts(value)
     if facts is None:
         return None  # empty, a reference or a placeholder
-    known = name in CREDENTIAL_ENV_NAMES or AZURE_KEY_NAME.fullmatch(name) is not None
     match = facts_match(name if known else "", facts)
     if match is None or match.rule == KEY_ID_RULE or match.rule.startswith("generic:"):
         return None
