@@ -56,6 +56,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from inventory.patching.rollout import component_key
+from posture.action_risk import finding_tenant_risk, percent
 from posture.action_shapes import (
     caps_only_through_volumes,
     cdi_policy,
@@ -82,7 +83,7 @@ from posture.action_upgrades import (
 )
 from posture.action_words import credentials_fix, injector_title
 from posture.claims import claim_namespace, claim_title
-from posture.scoring import SEVERITY_ORDER, finding_risk
+from posture.scoring import SEVERITY_ORDER
 
 UPGRADE_CHECKS = ("STACK-001", "STACK-002", "STACK-003", "STACK-005")
 TAINT_CHECKS = ("K8S-002", "POD-009")
@@ -319,36 +320,12 @@ def actions_for(findings: Iterable[ActionFinding]) -> list[Action]:
     shared = [
         Action(
             **a,
-            share_of_risk=_percent(a["risk_removed"], total),
-            share_of_critical=_percent(a["critical_risk_removed"], critical),
+            share_of_risk=percent(a["risk_removed"], total),
+            share_of_critical=percent(a["critical_risk_removed"], critical),
         )
         for a in built
     ]
     return sorted(shared, key=lambda a: (-a.risk_removed, a.key))
-
-
-def _percent(part: float, whole: float) -> float:
-    return round(100 * part / whole, 1) if whole else 0.0
-
-
-def finding_tenant_risk(
-    finding: ActionFinding, known: dict[tuple[str, int, float], float]
-) -> dict[str, float]:
-    """The risk points the finding gives each tenant it affects (what the score counts: the
-    tenant's own exposure where it has one). Each (severity, exposure, class weight) is
-    computed once into `known`, shared by a whole grouping: a large world's findings have a
-    few dozen of them for hundreds of thousands of (finding, tenant) pairs."""
-    points = {}
-    own = finding.tenant_exposures
-    for tenant, weight in finding.tenant_weights.items():
-        exposure = own.get(tenant, finding.exposure) if own else finding.exposure
-        kind = (finding.severity, exposure, weight)
-        if kind not in known:
-            known[kind] = finding_risk(
-                severity=finding.severity, exposure=exposure, class_weight=weight
-            )
-        points[tenant] = known[kind]
-    return points
 
 
 def _action(
