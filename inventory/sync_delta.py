@@ -31,6 +31,7 @@ from inventory.platform import platform_inputs
 from inventory.sources.base import WatchDelta
 from inventory.sources.images import component_of
 from inventory.sources.normalise import normalise
+from inventory.sources.quantity_warnings import pod_quantity_warnings
 from inventory.sources.snapshot_nodes import node_reader
 from inventory.sync import (
     SyncError,
@@ -72,7 +73,7 @@ def delta_apply(
     now = timezone.now()
     try:
         with transaction.atomic(), snap.gc_paused():
-            changes, drift, touched = _apply(run, delta, read_node, now)
+            changes, drift, touched, warned = _apply(run, delta, read_node, now)
             record_drift(run, drift, now)
     except NeedsFullSync:
         raise
@@ -82,7 +83,7 @@ def delta_apply(
     run.status, run.mode = SyncRun.Status.SUCCEEDED, SyncRun.Mode.WATCH
     run.counts = run.progress = dict(delta.events)
     run.changes = {**changes, "drift_events": len(drift), "nodes_rederived": len(touched)}
-    run.warnings = [*run.warnings, *delta.warnings]
+    run.warnings = [*run.warnings, *delta.warnings, *warned]
     run.finished_at = timezone.now()
     fields = ["status", "mode", "counts", "progress", "changes", "warnings", "finished_at"]
     run.save(update_fields=fields)
@@ -91,7 +92,7 @@ def delta_apply(
 
 def _apply(
     run: SyncRun, delta: WatchDelta, read_node: ReadNode, now: datetime
-) -> tuple[dict[str, dict[str, int]], list, list[str]]:
+) -> tuple[dict[str, dict[str, int]], list, list[str], list[str]]:
     cluster = run.cluster
     inputs = platform_inputs(cluster)
     refuse_istio(delta)
@@ -104,6 +105,9 @@ def _apply(
     # Nor PersistentVolumes for its claims (and its controllers' templates'): the stored ones.
     changed = with_stored_claim_paths(cluster, delta, changed, old_pods)
     refuse_env_sources(cluster, delta, changed, old_pods)
+    # A count that is no whole number, as a full sync warns of it (normalise's other warnings
+    # speak of a whole snapshot, not of a few watched objects); the run takes them on success.
+    warned = pod_quantity_warnings(changed.pods)
     touched = _nodes_to_rederive(delta, changed.pods, deleted.pods, old_pods)
     # The nodes whose DRA sharing or plugin claims and slices that changed may move (read
     # from the stored objects before _apply_objects rewrites them: their old allocation).
@@ -134,7 +138,7 @@ def _apply(
     holdings_record(run, found, owner_slugs(owners), now, held, platform)
     after = previous_state(cluster, touched)
     changes = {"nodes": node_changes.as_dict(), "pods": pod_changes.as_dict(), **object_changes}
-    return changes, detect_drift(before, after), sorted(touched)
+    return changes, detect_drift(before, after), sorted(touched), warned
 
 
 def _normalised(objects: list[dict[str, Any]], inputs: dict[str, Any]) -> snap.ClusterSnapshot:

@@ -128,6 +128,26 @@ def test_a_watch_resync_equals_a_full_list_of_the_same_world(api, listed, tmp_pa
     assert event.sync_run_id == run.pk and event.subject_name == "gpu-ts-1"
 
 
+def test_a_watched_pod_asking_a_fraction_of_a_gpu_is_warned_of_as_a_full_sync_does(
+    api, listed, tmp_path
+):
+    objects = world()
+    extra = copy.deepcopy(item(objects, "Pod", "inference-0"))
+    extra["metadata"]["name"] = "inference-half"
+    for container in extra["spec"]["containers"]:
+        for part in ("requests", "limits"):
+            if "nvidia.com/gpu" in container.get("resources", {}).get(part, {}):
+                container["resources"][part]["nvidia.com/gpu"] = "500m"
+    objects.append(extra)
+    api.replace_objects(objects)
+    run = cluster_sync(cluster=listed, source=source(api, tmp_path))
+    assert run.mode == "watch"
+    warned = [w for w in run.warnings if "inference-half" in w]
+    assert warned and "500m" in warned[0] and "fraction" in warned[0]
+    # Only the watched pod's own warning: nothing of a whole snapshot's.
+    assert len(run.warnings) == len(warned)
+
+
 def test_nothing_changed_writes_nothing(api, listed, tmp_path):
     run = cluster_sync(cluster=listed, source=source(api, tmp_path))
     assert run.mode == "watch" and sum(run.counts.values()) == 0
