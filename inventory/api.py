@@ -56,6 +56,7 @@ class SyncRunSerializer(PresentedSerializer):
             "progress",
             "counts",
             "changes",
+            "files_read",
             "warnings",
             "error",
         ]

@@ -104,6 +104,8 @@ class SyncRun(models.Model):
     # Kinds this run certainly did not read (inventory.kinds_read): the checks that need them
     # are not judged on it, and keep their findings as they were.
     kinds_unread = models.JSONField(default=list, blank=True)
+    # How many files a snapshot sync read (a directory is read to any depth); none for a live read.
+    files_read = models.PositiveIntegerField(null=True, blank=True)
     error = models.TextField(blank=True)
 
     objects = SyncRunQuerySet.as_manager()
@@ -344,50 +346,6 @@ class ClusterObject(models.Model):
         return f"{self.kind} {where}{self.name}"
 
 
-class DriftEventQuerySet(SyncRunQuerySet):
-    pass
-
-
-class DriftEvent(models.Model):
-    """A change between two successful syncs that the DRIFT- checks report."""
-
-    class Kind(models.TextChoices):
-        SHARING_CONFIG = "sharing_config", "sharing or MIG configuration"
-        COMPONENT = "component", "device plugin or GPU Operator"
-        NODE = "node", "GPU node labels or taints"
-        RBAC = "rbac", "RBAC reaching the GPU stack"
-
-    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="drift_events")
-    sync_run = models.ForeignKey(SyncRun, on_delete=models.CASCADE, related_name="drift_events")
-    kind = models.CharField(max_length=20, choices=Kind.choices)
-    check_id = models.CharField(max_length=20)
-    subject_kind = models.CharField(max_length=40)
-    subject_namespace = models.CharField(max_length=63, blank=True)
-    subject_name = models.CharField(max_length=320)
-    summary = models.CharField(max_length=300)
-    before = models.JSONField(default=dict, blank=True)
-    after = models.JSONField(default=dict, blank=True)
-    nodes = models.JSONField(default=list, blank=True, help_text="GPU nodes the change affects.")
-    detected_at = models.DateTimeField()
-
-    objects = DriftEventQuerySet.as_manager()
-    # Drift of a cluster is shown to each tenant on it; the changed object may be another's.
-    redacted_fields = {
-        "subject_namespace": Field.NAMESPACE,
-        "subject_name": Field.SUBJECT_NAME,
-        "summary": Field.TEXT,
-        "before": Field.VALUE,
-        "after": Field.VALUE,
-    }
-
-    class Meta:
-        ordering = ["-detected_at", "-id"]
-        indexes = [models.Index(fields=["cluster", "-detected_at"], name="drift_cluster_time")]
-
-    def __str__(self) -> str:
-        return f"{self.check_id} {self.subject_kind} {self.subject_name}"
-
-
 class NodeHostFacts(models.Model):
     """Facts about a node read on the host (nvidia-smi -q -x), kept across syncs and merged
     into the node where the Kubernetes API does not say (firmware, or an unlabelled driver)."""
@@ -410,10 +368,11 @@ class NodeHostFacts(models.Model):
         return f"{self.cluster_id}/{self.node_name} ({self.source})"
 
 
-# The bulletin and patch-SLA models live with their domain (inventory/bulletins/,
-# inventory/patching/); imported here so Django registers them under this app and
+# The bulletin, patch-SLA and drift models live with their domain (inventory/bulletins/,
+# inventory/patching/, drift_models.py); imported here so Django registers them under this app and
 # `from inventory.models import Bulletin` keeps working.
 from inventory.bulletins.models import Bulletin, BulletinFix, BulletinImport  # noqa: E402, F401
 from inventory.bulletins.revision_models import BulletinRevision  # noqa: E402, F401
+from inventory.drift_models import DriftEvent  # noqa: E402, F401
 from inventory.holding_models import GpuHolders, SyncHandover  # noqa: E402, F401
 from inventory.patching.models import PatchSla  # noqa: E402, F401

@@ -98,14 +98,14 @@ def snapshot_apply(*, run: SyncRun, snapshot: snap.ClusterSnapshot) -> SyncRun:
 
 def sync_run_note(*, run: SyncRun, fallback: str | None, files_read: int | None) -> SyncRun:
     """Add to a run that succeeded why it listed everything (`fallback`, a warning) and how
-    many snapshot files it read (`changes["files_read"]`, for its summary)."""
+    many snapshot files it read (for its summary)."""
     fields = []
     if fallback:
         run.warnings = [*run.warnings, fallback]
         fields.append("warnings")
     if files_read is not None:
-        run.changes = {**run.changes, "files_read": files_read}
-        fields.append("changes")
+        run.files_read = files_read
+        fields.append("files_read")
     if fields:
         run.save(update_fields=fields)
     return run

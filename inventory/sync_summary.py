@@ -16,7 +16,7 @@ def sync_run_summary(run: SyncRun) -> str:
     counts = ", ".join(f"{kind} {n}" for kind, n in sorted(run.counts.items()))
     nodes = run.changes.get("nodes", {})
     # A tenant's NUL (nul_strings) changed what was stored: said here, not only in the warnings.
-    files = run.changes.get("files_read")
+    files = run.files_read
     # A directory is read to any depth: how many files it held is worth a glance.
     if files is not None:
         counts = f"{counts or 'nothing'} from {files} file{'' if files == 1 else 's'}"
