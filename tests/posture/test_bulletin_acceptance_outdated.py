@@ -22,6 +22,7 @@ from posture.models import Finding
 from posture.rules.stack.accepted import exposure_basis, exposure_beyond
 from posture.services import posture_evaluate
 from tests.conftest import api_client
+from tests.csaf_builder import nvidia_advisory, product_version
 
 pytestmark = pytest.mark.django_db
 
@@ -30,66 +31,30 @@ def driver_bulletin(
     tracking: str, fixes: dict[str, str], cve: str, cvss: float = 7.8, version: str = "1"
 ) -> dict:
     """Our own NVIDIA-shaped driver bulletin: for each branch ("R550") its Tesla fix, one CVE."""
-    released = (timezone.now() - timedelta(days=1)).isoformat()
     arch, affected, fixed = [], [], []
     for branch, fix in fixes.items():
         key = f"{tracking}-{branch}"
+        prior = product_version("Tesla", f"All driver versions prior to {fix}", f"{key}-a")
         arch.append(
             {
                 "category": "architecture",
                 "name": f"Linux({branch})",
-                "branches": [
-                    {
-                        "category": "product_version",
-                        "name": "Tesla",
-                        "product": {
-                            "name": f"All driver versions prior to {fix}",
-                            "product_id": f"{key}-a",
-                        },
-                    },
-                    {
-                        "category": "product_version",
-                        "name": "Tesla",
-                        "product": {"name": fix, "product_id": f"{key}-f"},
-                    },
-                ],
+                "branches": [prior, product_version("Tesla", fix, f"{key}-f")],
             }
         )
         affected.append(f"{key}-a")
         fixed.append(f"{key}-f")
-    severity = "CRITICAL" if cvss >= 9 else "HIGH" if cvss >= 7 else "MEDIUM"
-    return {
-        "document": {
-            "category": "csaf_security_advisory",
-            "csaf_version": "2.0",
-            "title": f"Driver bulletin {tracking}",
-            "publisher": {
-                "category": "vendor",
-                "name": "NVIDIA",
-                "namespace": "https://nvidia.com",
-            },
-            "tracking": {
-                "id": tracking,
-                "status": "final",
-                "version": version,
-                "initial_release_date": released,
-                "current_release_date": released,
-            },
-        },
-        "product_tree": {"branches": [{"category": "vendor", "name": "NVIDIA", "branches": arch}]},
-        "vulnerabilities": [
-            {
-                "cve": cve,
-                "product_status": {"known_affected": affected, "fixed": fixed},
-                "scores": [
-                    {
-                        "cvss_v3": {"version": "3.1", "baseScore": cvss, "baseSeverity": severity},
-                        "products": affected,
-                    }
-                ],
-            }
-        ],
-    }
+    return nvidia_advisory(
+        tracking=tracking,
+        title=f"Driver bulletin {tracking}",
+        released=(timezone.now() - timedelta(days=1)).isoformat(),
+        architectures=arch,
+        cve=cve,
+        affected=affected,
+        fixed=fixed,
+        cvss=cvss,
+        version=version,
+    )
 
 
 A = driver_bulletin("OWN-A", {"R550": "550.144.03"}, "CVE-2099-1111")

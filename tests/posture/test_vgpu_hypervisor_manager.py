@@ -34,6 +34,7 @@ from posture.models import Finding
 from posture.services import posture_evaluate
 from tenants.services import tenants_apply
 from tenants.spec import parse_tenants_document
+from tests.csaf_builder import nvidia_advisory, product_version
 from tests.posture.builders import gpu_node, inputs, pod, run, tenant
 from tests.posture.gpu_access_world import container, namespace, node
 from tests.posture.gpu_access_world import pod as pod_object
@@ -46,66 +47,26 @@ CVE = "CVE-2099-4242"
 def vgpu_manager_bulletin(tracking: str = "OWN-VGPU", cvss: float = 8.8) -> dict:
     """Our own NVIDIA-shaped bulletin: the R535 vGPU Manager (vGPU 16) up to and including
     535.154.02 affected, 535.161.05 its fix; released long ago (every patch SLA is past)."""
-    released = "2024-02-27T00:00:00Z"
     key = f"{tracking}-R535"
     rows = [
         ("535.154.02(All versions up to and including vGPU 16.3)", f"{key}-a"),
         ("535.161.05(vGPU 16.4)", f"{key}-f"),
     ]
-    severity = "CRITICAL" if cvss >= 9 else "HIGH" if cvss >= 7 else "MEDIUM"
-    return {
-        "document": {
-            "category": "csaf_security_advisory",
-            "csaf_version": "2.0",
-            "title": f"vGPU bulletin {tracking}",
-            "publisher": {
-                "category": "vendor",
-                "name": "NVIDIA",
-                "namespace": "https://nvidia.com",
-            },
-            "tracking": {
-                "id": tracking,
-                "status": "final",
-                "version": "1",
-                "initial_release_date": released,
-                "current_release_date": released,
-            },
-        },
-        "product_tree": {
-            "branches": [
-                {
-                    "category": "vendor",
-                    "name": "NVIDIA",
-                    "branches": [
-                        {
-                            "category": "architecture",
-                            "name": f"{HOSTS}(R535 vGPU 16)",
-                            "branches": [
-                                {
-                                    "category": "product_version",
-                                    "name": "Virtual GPU Manager",
-                                    "product": {"name": name, "product_id": pid},
-                                }
-                                for name, pid in rows
-                            ],
-                        }
-                    ],
-                }
-            ]
-        },
-        "vulnerabilities": [
-            {
-                "cve": CVE,
-                "product_status": {"known_affected": [f"{key}-a"], "fixed": [f"{key}-f"]},
-                "scores": [
-                    {
-                        "cvss_v3": {"version": "3.1", "baseScore": cvss, "baseSeverity": severity},
-                        "products": [f"{key}-a"],
-                    }
-                ],
-            }
-        ],
+    hosts = {
+        "category": "architecture",
+        "name": f"{HOSTS}(R535 vGPU 16)",
+        "branches": [product_version("Virtual GPU Manager", name, pid) for name, pid in rows],
     }
+    return nvidia_advisory(
+        tracking=tracking,
+        title=f"vGPU bulletin {tracking}",
+        released="2024-02-27T00:00:00Z",
+        architectures=[hosts],
+        cve=CVE,
+        affected=[f"{key}-a"],
+        fixed=[f"{key}-f"],
+        cvss=cvss,
+    )
 
 
 def bulletin_fixes(cvss: float = 8.8):
