@@ -57,6 +57,7 @@ class SyncRunSerializer(PresentedSerializer):
             "counts",
             "changes",
             "files_read",
+            "kinds_unread",
             "warnings",
             "error",
         ]

@@ -184,6 +184,8 @@ def test_a_sync_without_rbac_keeps_the_rbac_findings_and_says_why(rbac_world, tm
     )
     posture_evaluate()
     assert set(RBAC_KINDS) <= set(run.kinds_unread)
+    listed = api_client(personas["security_lead"]).get(f"/api/v1/sync-runs/{run.pk}/").json()
+    assert set(RBAC_KINDS) <= set(listed["kinds_unread"])  # automation sees what was not read
     after = only("K8S-003")
     # Not resolved on bindings that were never read, last seen when they were, risk unchanged.
     assert after.status == "open"
