@@ -24,11 +24,16 @@ PAGE_SIZE = 50
 # What a JSON list of namespace names holds besides the names (no namespace has any of these).
 JSON_SYNTAX = frozenset('[]",\\ ')
 # Sort key -> ORDER BY. Unscored tenants come after the scored ones, whatever the sort by risk
-# or score (their rows say "not scored" and why); equal values fall back to the slug, so pages
-# never reshuffle.
+# or score (their rows say "not scored" and why). Scores are stored rounded (0.1 past ~11,500
+# points): equal scores fall back to risk points, the most exposed first; equal values to the
+# slug, so pages never reshuffle.
 SORTS = {
     "risk": (F("latest_risk").desc(nulls_last=True), "slug"),
-    "score": (F("latest_score").asc(nulls_last=True), "slug"),
+    "score": (
+        F("latest_score").asc(nulls_last=True),
+        F("latest_risk").desc(nulls_last=True),
+        "slug",
+    ),
     "findings": (F("open_total").desc(), F("latest_risk").desc(nulls_last=True), "slug"),
     "name": ("name", "slug"),
 }

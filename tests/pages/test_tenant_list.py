@@ -75,6 +75,20 @@ def test_sorted_by_risk_by_default_then_score_findings_and_name(tenants, persona
     assert listed(lead, "?sort=nonsense") == ["bolt", "cyan", "ada"]  # falls back to risk
 
 
+def test_scores_shown_alike_are_sorted_by_risk_not_by_name(tenants, personas):
+    """Scores are shown rounded (0.1 past ~11,500 points): two tenants of one shown score are
+    told apart by their risk points, the most exposed first, never by their names."""
+    run = PostureRun.objects.create()
+    now = timezone.now()
+    for slug, risk in (("ada", 17984.0), ("cyan", 26457.0)):
+        TenantScore.objects.create(
+            run=run, tenant=tenants[slug], computed_at=now, risk=risk, score=0.1, grade="F"
+        )
+    lead = personas["security_lead"]
+    assert listed(lead, "?sort=score") == ["cyan", "ada", "bolt"]
+    assert listed(lead) == ["cyan", "ada", "bolt"]
+
+
 def test_search_by_name_slug_or_namespace_and_filter_by_class(tenants, personas):
     lead = personas["auditor"]
     assert listed(lead, "?q=cloud") == ["bolt"]
