@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inventory.snapshot import Container, Ingress, Pod, Service
-from inventory.sources.istio_auth import UNKNOWN as AUTH_UNKNOWN
+from inventory.sources.istio_auth import may_be_open
 from posture.inputs import PostureInputs
 
 EXTERNAL_SERVICE_TYPES = ("NodePort", "LoadBalancer")
@@ -56,6 +56,8 @@ class Exposure:
                     "hosts": list(i.hosts),
                     "service": s.name,
                     "ports": routed_ports(i, s),
+                    # The gateways it is bound to (outside -> gateway -> route -> Service).
+                    **({"gateways": list(i.gateways)} if i.gateways else {}),
                 }
                 for i, s in self.ingresses
             ],
@@ -71,7 +73,10 @@ class Exposure:
             + (" (internal load balancer)" if _lb(s) and s.internal_lb else "")
             for s in self.services
         ]
-        how += [f"{i.kind} {i.name}" for i, _ in self.ingresses]
+        how += [
+            f"{i.kind} {i.name}" + (f" on {', '.join(i.gateways)}" if i.gateways else "")
+            for i, _ in self.ingresses
+        ]
         return list(dict.fromkeys(how + list(self.host)))
 
 
@@ -178,11 +183,11 @@ def exposure(
     external = tuple(s for s in own if s.type in EXTERNAL_SERVICE_TYPES or s.external_ips)
     by_name = {s.name: s for s in own}
     # An Ingress whose controller authenticates every request (OAuth2 proxy, basic auth,
-    # OIDC) is the remedy, not an exposure.
+    # OIDC; an Istio gateway's policies) is the remedy, not an exposure.
     routed = tuple(
         (ingress, by_name[name])
         for ingress in sorted(inputs.snapshot.ingresses, key=lambda i: (i.namespace, i.name))
-        if not ingress.auth or ingress.auth.startswith(AUTH_UNKNOWN)
+        if may_be_open(ingress.auth)
         for name in _backends(ingress, pod.namespace)
         if name in by_name
         # The route must send traffic to a port that reaches the server (a Service with no
