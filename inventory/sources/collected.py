@@ -39,6 +39,7 @@ from inventory.sources.exposure import ingress_from, route_of, service_from
 from inventory.sources.gpu_config import RawConfigMap
 from inventory.sources.istio_auth import POLICY_LABELS, IstioObjects, is_istio_auth
 from inventory.sources.istio_gateways import is_envoy_filter, is_istio_gateway
+from inventory.sources.knative import is_kingress, kingress_from
 from inventory.sources.object_refs import object_ref
 from inventory.sources.owner_links import OwnerNotes
 from inventory.sources.pods import pod_from_object
@@ -122,6 +123,11 @@ class Collected:
             self.roles.append(readers.role_from(obj, namespace))
         elif kind in ("RoleBinding", "ClusterRoleBinding"):
             self.bindings.append(readers.binding_from(obj, namespace))
+        elif kind == "Ingress" and namespace and is_kingress(obj):
+            # Knative's own Ingress: a route only for an ingress class that writes no other
+            # object (Kourier's: inventory/sources/knative.py).
+            if route := kingress_from(obj, namespace):
+                self.ingresses.append(route)
         elif kind == "Ingress" and namespace:
             self.ingresses.append(ingress_from(obj, namespace))
         elif is_istio_auth(obj):

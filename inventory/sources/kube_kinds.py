@@ -87,6 +87,8 @@ NETWORK_CUSTOM_KINDS: tuple[tuple[str, str, str], ...] = (
     ("security.istio.io", "v1beta1", "RequestAuthentication"),
     ("networking.istio.io", "v1beta1", "Gateway"),
     ("networking.istio.io", "v1alpha3", "EnvoyFilter"),
+    # Knative's own Ingress, the route where Kourier publishes a revision (knative.py).
+    ("networking.internal.knative.dev", "v1alpha1", "Ingress"),
     ("projectcontour.io", "v1", "HTTPProxy"),
     ("getambassador.io", "v3alpha1", "Mapping"),
     ("k8s.nginx.org", "v1", "VirtualServer"),

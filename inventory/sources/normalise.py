@@ -30,6 +30,7 @@ from inventory.sources.gke_managed import gke_managed_namespaces
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
 from inventory.sources.istio_auth import authenticated_routes
+from inventory.sources.knative import with_kourier_auth
 from inventory.sources.openshift import openshift_namespaces
 from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
 from inventory.sources.plugin_reach import gpu_nodes
@@ -248,6 +249,8 @@ def _cni_configmaps(raw: list[RawConfigMap], configs: GpuConfigs) -> list[Config
 
 def _routes(collected: Collected, pods: list[Pod], listed: Collection[str]) -> list[Ingress]:
     """The routes with what authenticates them: Istio's policies in front of each
-    VirtualService."""
+    VirtualService, net-kourier's external authorization in front of Kourier's routes."""
     istio = collected.istio(pods, listed)
-    return authenticated_routes(collected.ingresses, collected.virtual_services, istio)
+    routes = authenticated_routes(collected.ingresses, collected.virtual_services, istio)
+    configmaps = [(c.namespace, c.name, c.data) for c in collected.raw_configmaps]
+    return with_kourier_auth(routes, pods, configmaps)
