@@ -65,6 +65,12 @@ VALUE_READ_SHAPED = {
     # The port an NVIDIA NIM serves its HTTP API on (a port number).
     "NIM_SERVER_PORT": re.compile(r"[0-9]{1,5}"),
     "NIM_HTTP_API_PORT": re.compile(r"[0-9]{1,5}"),
+    # Knative's queue-proxy: the ports it serves on and the user container's port it
+    # forwards to (port numbers); net-kourier's external authorizer (an address).
+    "QUEUE_SERVING_PORT": re.compile(r"[0-9]{1,5}"),
+    "QUEUE_SERVING_TLS_PORT": re.compile(r"[0-9]{1,5}"),
+    "USER_PORT": re.compile(r"[0-9]{1,5}"),
+    "KOURIER_EXTAUTHZ_HOST": re.compile(r"[-.:\[\]A-Za-z0-9]{1,253}"),
 }
 
 

@@ -12,6 +12,8 @@ from inventory.sources.base import WatchDelta
 from inventory.sources.env_configmaps import container_sources, env_sources
 from inventory.sources.images import component_of
 from inventory.sources.istio_auth import is_istio_auth
+from inventory.sources.istio_gateways import is_envoy_filter, is_istio_gateway
+from inventory.sources.knative import is_kingress
 from inventory.sources.mesh_routes import mesh_route_kind
 from inventory.sources.raw import meta, text
 
@@ -24,14 +26,17 @@ class NeedsFullSync(Exception):
 
 
 def refuse_istio(delta: WatchDelta) -> None:
-    """A VirtualService's authentication is read from Istio's policies with it (istio_auth.py):
-    one of either that changed needs them all. A Sidecar is kept only while it limits egress
-    (cni_policies.py): one that stops doing so is no object to update, but one to drop."""
+    """A VirtualService's authentication is read from Istio's policies, Gateways and
+    EnvoyFilters with it (istio_auth.py), a Kourier route's from net-kourier's controller
+    (knative.py): one of them that changed needs them all. A Sidecar is kept only while it
+    limits egress (cni_policies.py): one that stops doing so is no object to update, but one
+    to drop."""
     for obj in [*delta.changed, *delta.deleted]:
         group = (text(obj.get("apiVersion"), "") or "").rpartition("/")[0]
         sidecar = (group, obj.get("kind")) == ("networking.istio.io", "Sidecar")
         virtual_service = mesh_route_kind(obj) == ("networking.istio.io", "VirtualService")
-        if is_istio_auth(obj) or virtual_service or sidecar:
+        gateway = is_istio_gateway(obj) or is_envoy_filter(obj) or is_kingress(obj)
+        if is_istio_auth(obj) or virtual_service or sidecar or gateway:
             where = f"{text(meta(obj).get('namespace'), '')}/{text(meta(obj).get('name'), '')}"
             raise NeedsFullSync(f"{obj.get('kind')} {where} changed: Istio routes are read whole")
 

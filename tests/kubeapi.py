@@ -91,6 +91,7 @@ LIST_PATHS: dict[str, str] = {
     "VirtualService": "/apis/networking.istio.io/v1beta1/virtualservices",
     "AuthorizationPolicy": "/apis/security.istio.io/v1beta1/authorizationpolicies",
     "Sidecar": "/apis/networking.istio.io/v1beta1/sidecars",
+    "Gateway": "/apis/networking.istio.io/v1beta1/gateways",  # Istio's (not Gateway API's)
     "KyvernoClusterPolicy": "/apis/kyverno.io/v1/clusterpolicies",
     "KyvernoPolicy": "/apis/kyverno.io/v1/policies",
     # Served as v2 from Kyverno 1.13 (v2beta1 from 1.11, v2alpha1 from 1.9).

@@ -161,6 +161,49 @@ VIRTUAL_SERVICE = {
 }
 
 
+GATEWAY_POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {
+        "name": "istio-ingressgateway-7d9c8-x2x9q",
+        "namespace": "istio-system",
+        "labels": {"istio": "ingressgateway"},
+    },
+    "spec": {"containers": [{"name": "istio-proxy", "image": "docker.io/istio/proxyv2:1.26.2"}]},
+    "status": {"phase": "Running"},
+}
+PUBLIC_GATEWAY = {
+    "apiVersion": "networking.istio.io/v1beta1",
+    "kind": "Gateway",
+    "metadata": {"name": "public", "namespace": "istio-system"},
+    "spec": {"selector": {"istio": "ingressgateway"}},
+}
+REQUIRE_JWT = {
+    "apiVersion": "security.istio.io/v1beta1",
+    "kind": "AuthorizationPolicy",
+    "metadata": {"name": "require-jwt", "namespace": "istio-system"},
+    "spec": {
+        "action": "DENY",
+        "selector": {"matchLabels": {"istio": "ingressgateway"}},
+        "rules": [{"from": [{"source": {"notRequestPrincipals": ["*"]}}]}],
+    },
+}
+
+
+def test_an_istio_gateways_authentication_is_read_live(tmp_path):
+    """The Gateway a VirtualService names is listed live (resource `gateways`): the policy on
+    its pods authenticates the route."""
+    world = [_claiming_pod("data"), VIRTUAL_SERVICE, GATEWAY_POD, PUBLIC_GATEWAY, REQUIRE_JWT]
+    with FakeKubeAPI(world) as api:
+        cluster, run = _sync(api, tmp_path, "live-istio-auth")
+    assert run.status == "succeeded" and run.warnings == []
+    (route,) = cluster_snapshot(cluster).ingresses
+    assert route.auth.startswith(
+        "AuthorizationPolicy istio-system/require-jwt: DENY of requests without a valid JWT "
+        "(on Gateway istio-system/public (pods of istio-system/istio-ingressgateway-7d9c8-x2x9q))"
+    )
+
+
 def test_an_istio_virtual_service_is_read_live(tmp_path):
     """An Istio VirtualService on a gateway reaches K8S-006 from the live API."""
     with FakeKubeAPI([_claiming_pod("data"), VIRTUAL_SERVICE]) as api:

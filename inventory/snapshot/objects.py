@@ -140,12 +140,18 @@ class Ingress:
     # the reference was refused.
     remote_services: tuple[str, ...] = ()
     # The controller authenticates every request before the backend sees it, as an annotation
-    # says (inventory/sources/exposure.py INGRESS_AUTH): "annotation=value", else "".
+    # says (inventory/sources/exposure.py INGRESS_AUTH): "annotation=value", else "". An Istio
+    # VirtualService's is read from Istio's policies (inventory/sources/istio_auth.py): the
+    # policy that authenticates, "unknown: " what was not evaluated, or "none: " why nothing
+    # in front of it authenticates.
     auth: str = ""
     # The Service ports it routes to, "service:port" (a number or a port's name as written;
     # "service:*" where a backend names no port): Ingresses and Gateway API routes only; ()
     # where not read (other routes, or stored before it was): every port of the Service.
     backend_ports: tuple[str, ...] = ()
+    # The gateways it is bound to, "namespace/name" (an Istio VirtualService's Gateways): how
+    # traffic from outside reaches it, said in K8S-006's evidence.
+    gateways: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ objects read together). normalise.py then sorts them into a ClusterSnapshot.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +37,9 @@ from inventory.sources.cni_policies import CALICO_GROUPS, cni_policies_from, cni
 from inventory.sources.dra import DRA_KINDS
 from inventory.sources.exposure import ingress_from, route_of, service_from
 from inventory.sources.gpu_config import RawConfigMap
-from inventory.sources.istio_auth import is_istio_auth
+from inventory.sources.istio_auth import POLICY_LABELS, IstioObjects, is_istio_auth
+from inventory.sources.istio_gateways import is_envoy_filter, is_istio_gateway
+from inventory.sources.knative import is_kingress, kingress_from
 from inventory.sources.object_refs import object_ref
 from inventory.sources.owner_links import OwnerNotes
 from inventory.sources.pods import pod_from_object
@@ -81,6 +84,9 @@ class Collected:
     # Istio's VirtualServices as written and its auth policies, read together (istio_auth.py)
     virtual_services: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     istio_auth: list[dict[str, Any]] = field(default_factory=list)
+    # Istio's Gateways (which pods serve a VirtualService) and EnvoyFilters, as written
+    istio_gateways: list[dict[str, Any]] = field(default_factory=list)
+    envoy_filters: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     # Calico's policies as written and its network sets, read together (calico_sets.py)
     calico_raw: list[dict[str, Any]] = field(default_factory=list)
@@ -117,10 +123,19 @@ class Collected:
             self.roles.append(readers.role_from(obj, namespace))
         elif kind in ("RoleBinding", "ClusterRoleBinding"):
             self.bindings.append(readers.binding_from(obj, namespace))
+        elif kind == "Ingress" and namespace and is_kingress(obj):
+            # Knative's own Ingress: a route only for an ingress class that writes no other
+            # object (Kourier's: inventory/sources/knative.py).
+            if route := kingress_from(obj, namespace):
+                self.ingresses.append(route)
         elif kind == "Ingress" and namespace:
             self.ingresses.append(ingress_from(obj, namespace))
         elif is_istio_auth(obj):
             self.istio_auth.append(obj)
+        elif is_istio_gateway(obj):
+            self.istio_gateways.append(obj)
+        elif is_envoy_filter(obj):
+            self.envoy_filters.append(obj)
         elif namespace and (route := route_of(obj, namespace)):
             self.ingresses.append(route)
             if route.kind == "VirtualService":
@@ -160,6 +175,18 @@ class Collected:
             self.dra_device_classes.append(dra.device_class_from(obj))
         elif kind == "ResourceSlice":
             self.dra_slices.append(dra.slice_from(obj))
+
+    def istio(self, pods: list[Pod], listed: Collection[str]) -> IstioObjects:
+        """What VirtualServices' authentication is read from (istio_auth.py). The policy kinds
+        were read when some object of them was, or a live list read them to the end."""
+        return IstioObjects(
+            policies=self.istio_auth,
+            gateways=self.istio_gateways,
+            envoy_filters=self.envoy_filters,
+            pods=pods,
+            services=self.services,
+            policies_read=bool(self.istio_auth) or any(k in listed for k in POLICY_LABELS),
+        )
 
     def add_tolerantly(
         self, kind: str, obj: dict[str, Any], namespace: str | None, name: str

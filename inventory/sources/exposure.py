@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from inventory.snapshot import Ingress, Service
+from inventory.sources.knative import public_revision_selector
 from inventory.sources.mesh_routes import mesh_route_of
 from inventory.sources.raw import as_int, dicts, dig, meta, name_of, str_dict, str_tuple, text
 
@@ -32,7 +33,8 @@ def service_from(obj: dict[str, Any], namespace: str) -> Service:
         namespace=namespace,
         name=name_of(obj),
         type=text(spec.get("type")) or "ClusterIP",
-        selector=str_dict(spec.get("selector")),
+        # Knative's public revision Service has none: its endpoints are the revision's pods.
+        selector=str_dict(spec.get("selector")) or public_revision_selector(obj),
         ports=tuple(ports),
         targets=tuple(targets),
         external_ips=tuple(ip for ip in str_tuple(spec.get("externalIPs")) if ip),

@@ -43,7 +43,8 @@ def plural(kind: str) -> str:
     name = kind.lower()
     if name.endswith("s"):
         return name + "es"  # Kong's TCPIngress: tcpingresses
-    return name[:-1] + "ies" if name.endswith("y") else name + "s"
+    # NetworkPolicy: networkpolicies; Istio's Gateway: gateways (a vowel before the y).
+    return name[:-1] + "ies" if name.endswith("y") and name[-2:-1] not in "aeiou" else name + "s"
 
 
 # The egress controls of CNIs and the routes of gateways and ingress controllers that K8S-006
@@ -80,9 +81,14 @@ NETWORK_CUSTOM_KINDS: tuple[tuple[str, str, str], ...] = (
     # outbound policy REGISTRY_ONLY limits egress through the proxy (cni_policies.py).
     ("networking.istio.io", "v1beta1", "VirtualService"),
     ("networking.istio.io", "v1beta1", "Sidecar"),
-    # What may authenticate a VirtualService's requests (istio_auth.py).
+    # What may authenticate a VirtualService's requests (istio_auth.py): the policies, the
+    # Gateways whose pods they apply to, EnvoyFilters adding external authorization.
     ("security.istio.io", "v1beta1", "AuthorizationPolicy"),
     ("security.istio.io", "v1beta1", "RequestAuthentication"),
+    ("networking.istio.io", "v1beta1", "Gateway"),
+    ("networking.istio.io", "v1alpha3", "EnvoyFilter"),
+    # Knative's own Ingress, the route where Kourier publishes a revision (knative.py).
+    ("networking.internal.knative.dev", "v1alpha1", "Ingress"),
     ("projectcontour.io", "v1", "HTTPProxy"),
     ("getambassador.io", "v3alpha1", "Mapping"),
     ("k8s.nginx.org", "v1", "VirtualServer"),

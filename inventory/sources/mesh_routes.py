@@ -51,8 +51,10 @@ def mesh_route_of(obj: dict[str, Any], namespace: str) -> Ingress | None:
     spec = dig(obj, "spec")
     hosts: tuple[str, ...] = ()
     auth = ""
+    gateways: tuple[str, ...] = ()
     if key[1] == "VirtualService":
         refs, hosts = _istio(spec, namespace), str_tuple(spec.get("hosts"))
+        gateways = istio_gateways(spec, namespace)
     elif key[1] == "HTTPProxy":
         refs, hosts, auth = _contour(obj, spec, namespace)
     elif key[1] == "Mapping":
@@ -76,14 +78,21 @@ def mesh_route_of(obj: dict[str, Any], namespace: str) -> Ingress | None:
         kind=key[1],
         remote_services=tuple(sorted(f"{ns}/{name}" for ns, name in refs if ns != namespace)),
         auth=auth,
+        gateways=gateways,
     )
+
+
+def istio_gateways(spec: dict[str, Any], namespace: str) -> tuple[str, ...]:
+    """The Gateways a VirtualService is bound to, as "namespace/name" (a name alone is one of
+    its own namespace's), but the reserved `mesh` (the sidecars, nothing from outside)."""
+    named = {g if "/" in g else f"{namespace}/{g}" for g in str_tuple(spec.get("gateways")) if g}
+    return tuple(sorted(named - {f"{namespace}/mesh"}))
 
 
 def _istio(spec: dict[str, Any], namespace: str) -> set[tuple[str, str]]:
     """A VirtualService carries traffic from outside the mesh only when bound to a Gateway
     (`gateways` names one besides the reserved `mesh`, which means the sidecars)."""
-    gateways = [g for g in str_tuple(spec.get("gateways")) if g and g != "mesh"]
-    if not gateways:
+    if not istio_gateways(spec, namespace):
         return set()
     destinations = [
         dig(route, "destination")

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from inventory.owners import qualified_kind
-from inventory.snapshot import ClusterSnapshot, ConfigMap, gc_paused
+from inventory.snapshot import ClusterSnapshot, ConfigMap, Ingress, Pod, gc_paused
 from inventory.sources import nvidia_runtime
 from inventory.sources.aws_auth import aws_auth_configmaps, aws_auth_warnings
 from inventory.sources.calico_sets import with_network_sets
@@ -30,6 +30,7 @@ from inventory.sources.gke_managed import gke_managed_namespaces
 from inventory.sources.gpu_config import GpuConfigs, RawConfigMap, read_gpu_configs
 from inventory.sources.images import image_version
 from inventory.sources.istio_auth import authenticated_routes
+from inventory.sources.knative import with_kourier_auth
 from inventory.sources.openshift import openshift_namespaces
 from inventory.sources.persistent_volumes import claim_node_paths, with_claim_paths
 from inventory.sources.plugin_reach import gpu_nodes
@@ -132,11 +133,15 @@ def _normalise(
     collected.warnings.extend(configs.warnings)
     # A snapshot file holding no DaemonSet may not have exported them (inventory.kinds_read).
     daemonsets_read = bool(counts["DaemonSet"]) or "DaemonSet" in listed
-    return _snapshot(collected, configs, counts, daemonsets_read)
+    return _snapshot(collected, configs, counts, daemonsets_read, listed)
 
 
 def _snapshot(
-    collected: Collected, configs: GpuConfigs, counts: Counter[str], daemonsets_read: bool
+    collected: Collected,
+    configs: GpuConfigs,
+    counts: Counter[str],
+    daemonsets_read: bool,
+    listed: Collection[str] = (),
 ) -> ClusterSnapshot:
     sharing_configs = sorted(
         configs.sharing_configs, key=lambda c: (c.namespace, c.configmap, c.key)
@@ -195,9 +200,7 @@ def _snapshot(
         ),
         ingresses=tuple(
             sorted(
-                authenticated_routes(
-                    collected.ingresses, collected.virtual_services, collected.istio_auth
-                ),
+                _routes(collected, pods, listed),
                 key=lambda i: (i.namespace, i.kind != "Ingress", i.name),
             )
         ),
@@ -242,3 +245,12 @@ def _cni_configmaps(raw: list[RawConfigMap], configs: GpuConfigs) -> list[Config
     """The CNI settings kept (cni_config.py), but for a map already kept as GPU configuration."""
     kept = {(c.namespace, c.name) for c in configs.configmaps}
     return [c for c in cni_configmaps(raw) if (c.namespace, c.name) not in kept]
+
+
+def _routes(collected: Collected, pods: list[Pod], listed: Collection[str]) -> list[Ingress]:
+    """The routes with what authenticates them: Istio's policies in front of each
+    VirtualService, net-kourier's external authorization in front of Kourier's routes."""
+    istio = collected.istio(pods, listed)
+    routes = authenticated_routes(collected.ingresses, collected.virtual_services, istio)
+    configmaps = [(c.namespace, c.name, c.data) for c in collected.raw_configmaps]
+    return with_kourier_auth(routes, pods, configmaps)

@@ -60,14 +60,60 @@ def test_k8s006_a_route_whose_controller_authenticates_is_not_exposure():
     assert run_checks(world(OPEN, route), ["K8S-006"]) == []
 
 
-def test_k8s006_kubeflow_notebook_on_its_own_gateway_route_is_the_design():
+# What Istio's policies on Kubeflow's gateway were read to do (inventory/sources/istio_auth.py).
+GATEWAY_AUTH = (
+    "AuthorizationPolicy istio-system/istio-ingressgateway-require-jwt: DENY of requests "
+    "without a valid JWT (on Gateway kubeflow/kubeflow-gateway (pods of "
+    "istio-system/istio-ingressgateway))"
+)
+NO_GATEWAY_AUTH = (
+    "none: nothing authenticates on Gateway kubeflow/kubeflow-gateway (pods of "
+    "istio-system/istio-ingressgateway); AuthorizationPolicy alpha/ns-owner-access-istio allows "
+    "a request header any client sets (kubeflow-userid)"
+)
+
+
+def kubeflow_route(auth):
+    return Ingress(
+        "alpha",
+        "notebook-alpha-nb",
+        services=("nb",),
+        kind="VirtualService",
+        auth=auth,
+        gateways=("kubeflow/kubeflow-gateway",),
+    )
+
+
+def test_k8s006_kubeflow_notebook_behind_its_authenticating_gateway_is_the_design():
     # Kubeflow's notebook controller publishes each notebook with a VirtualService on the
-    # Kubeflow gateway, which authenticates; another route to it skips that gateway.
-    vs = Ingress("alpha", "notebook-alpha-nb", services=("nb",), kind="VirtualService")
+    # Kubeflow gateway; where the gateway authenticates, that route is no finding. Another
+    # route to it skips that gateway.
+    vs = kubeflow_route(GATEWAY_AUTH)
     assert run_checks(world(KUBEFLOW, vs), ["K8S-006"]) == []
     other = Ingress("alpha", "direct", services=("nb",), kind="HTTPProxy")
     (draft,) = run_checks(world(KUBEFLOW, vs, other), ["K8S-006"])
     assert [i["name"] for i in draft.evidence["containers"][0]["ingresses"]] == ["direct"]
+
+
+def test_k8s006_kubeflow_notebook_behind_a_gateway_that_authenticates_nothing_is_exposed():
+    # Without the gateway's authentication the profile's header check is a header anyone
+    # sends: the notebook serves code to the internet.
+    (draft,) = run_checks(world(KUBEFLOW, kubeflow_route(NO_GATEWAY_AUTH)), ["K8S-006"])
+    entry = draft.evidence["containers"][0]
+    assert "verdict" not in entry
+    assert entry["ingresses"][0]["gateways"] == ["kubeflow/kubeflow-gateway"]
+    assert entry["reachable_through"] == [
+        "VirtualService notebook-alpha-nb on kubeflow/kubeflow-gateway"
+    ]
+    assert entry["route_authentication"] == [f"VirtualService notebook-alpha-nb: {NO_GATEWAY_AUTH}"]
+    assert "is unknown" not in draft.title
+
+
+def test_k8s006_kubeflow_notebook_whose_gateway_policies_were_not_read_is_unknown():
+    route = kubeflow_route("unknown: Istio's AuthorizationPolicies were not read")
+    (draft,) = run_checks(world(KUBEFLOW, route), ["K8S-006"])
+    assert draft.evidence["containers"][0]["verdict"] == "unknown"
+    assert "whether the route authenticates is unknown" in draft.title
 
 
 SIDECAR = "networking.istio.io/Sidecar"

@@ -343,8 +343,10 @@ def test_a_kubeflow_custom_image_behind_its_gateway_is_quiet(kind, fires):
         "nb", "registry.example.com/ml/my-notebook:1.0", command=("jupyter",), args=KUBEFLOW_ARGS,
         ports=(8888,), env=(env("NB_PREFIX", "/notebook/team-a/nb"),),
     )  # fmt: skip
+    # The gateway's policies were read to authenticate (inventory/sources/istio_auth.py).
     route = Ingress("team-a", "notebook-team-a-nb", hosts=("*",), services=("lab",),
-                    kind="VirtualService")  # fmt: skip
+                    kind="VirtualService", auth="AuthorizationPolicy istio-system/oauth2-proxy: "
+                    "CUSTOM authorization by oauth2-proxy")  # fmt: skip
     p = pod("team-a", "lab-0", containers=(c,), labels=LABELS)
     world = inputs(
         pods=(p,), tenants=(tenant("a", namespaces=("team-a",)),),

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 from inventory.snapshot import Container, Pod
+from inventory.sources.istio_auth import UNKNOWN as ROUTE_UNKNOWN
 from posture.inputs import PostureInputs
 from posture.rules.common import tenant_pods
 from posture.rules.k8s import genai_servers as genai
 from posture.rules.k8s.notebook_config import listen_ports, unread_configuration
 from posture.rules.k8s.notebook_servers import (
-    KUBEFLOW_ENV,
-    KUBEFLOW_REASON,
     OFF,
     UNKNOWN,
     Authentication,
@@ -40,8 +38,8 @@ def is_notebook(container: Container) -> bool:
         "Jupyter executes whatever code reaches it, and the Ray dashboard accepts jobs: "
         "without a token or password (or a server with no login of its own), the first "
         "person to find the NodePort, load balancer, external IP, host port, Ingress, Gateway API "
-        "route or a mesh's or ingress controller's own route (Istio, Contour, Emissary, NGINX, "
-        "Kong, Traefik, OpenShift) runs code in the "
+        "route or a mesh's or ingress controller's own route (Istio, Knative, Contour, "
+        "Emissary, NGINX, Kong, Traefik, OpenShift) runs code in the "
         "tenant's pod, with its GPUs, data and service-account token (ATT&CK T1190). Exposed "
         "notebooks are among the "
         "most scanned-for entry points and a common start of GPU cryptojacking. So are GPU web "
@@ -73,7 +71,10 @@ def is_notebook(container: Container) -> bool:
         "and stop publishing it: change the "
         "Service to ClusterIP (without externalIPs; no hostNetwork or hostPort on the pod) and "
         "reach it with `kubectl port-forward`, or put it behind an "
-        "Ingress with authentication (OAuth2 proxy, JupyterHub) and TLS."
+        "Ingress with authentication (OAuth2 proxy, JupyterHub) and TLS. A Kubeflow notebook "
+        "or KServe model behind Istio's gateway: restore the gateway's authentication "
+        "(Kubeflow's oauth2-proxy CUSTOM and require-jwt DENY AuthorizationPolicies on the "
+        "ingress gateway's pods)."
     ),
     mappings=("ATT&CK:T1190", "SP800-53:AC-3"),
 )
@@ -114,12 +115,11 @@ def _exposed_servers(inputs: PostureInputs, pod: Pod) -> list[ContainerHit]:
             continue
         # The server's own ports (unknown where a configuration file not read may move it).
         ports = None if unread else listen_ports(container)
+        # A Kubeflow notebook serves without a token by design: Kubeflow's gateway is where
+        # requests are authenticated. Its VirtualService is judged like any other, by what
+        # Istio's policies on that gateway do (inventory/sources/istio_auth.py): no finding
+        # where they authenticate, a finding where nothing does or that is unknown.
         reach = exposure(inputs, pod, container, ports)
-        if reach and _kubeflow(inputs, pod, container, auth):
-            # Kubeflow publishes each notebook with an Istio VirtualService on its own
-            # gateway, which is where Kubeflow authenticates: that route is the design.
-            routed = tuple((i, s) for i, s in reach.ingresses if i.kind != "VirtualService")
-            reach = replace(reach, ingresses=routed)
         if reach:
             hits.append(ContainerHit(container, _server_evidence(container, auth, reach, unread)))
     return hits
@@ -147,17 +147,6 @@ def _exposed_genai(
     return [ContainerHit(container, evidence)]
 
 
-def _kubeflow(inputs: PostureInputs, pod: Pod, container: Container, auth: Authentication) -> bool:
-    """A Kubeflow notebook: its stock image (KUBEFLOW_REASON), or any server the notebook
-    controller runs (NB_PREFIX set, or a Notebook owns its workload), such as a custom image
-    started with Kubeflow's documented `--ServerApp.token='' --ServerApp.password=''`."""
-    return (
-        auth.why.startswith(KUBEFLOW_REASON)
-        or any(e.name == KUBEFLOW_ENV for e in container.env)
-        or inputs.workload_of(pod).kind == "Notebook"
-    )
-
-
 def _server_evidence(
     container: Container, auth: Authentication, reach: Exposure, unread: list[str]
 ) -> dict[str, Any]:
@@ -180,13 +169,14 @@ def _server_evidence(
         evidence["unread_configuration"] = unread
     if auth.state == UNKNOWN:
         evidence["verdict"] = "unknown"
-    unsure = [f"{i.kind} {i.name}: {i.auth}" for i, _ in reach.ingresses if i.auth]
-    if unsure:
-        # Policies in front of the route that were not evaluated (Istio's, NGINX Inc's) may
-        # authenticate.
-        evidence["route_authentication"] = list(dict.fromkeys(unsure))
-        if len(unsure) == len(reach.ingresses) and not (reach.services or reach.host):
-            evidence["verdict"] = "unknown"
+    # What is in front of each route: nothing that authenticates ("none: " and why), or
+    # policies not evaluated (Istio's, NGINX Inc's), which may authenticate.
+    said = [f"{i.kind} {i.name}: {i.auth}" for i, _ in reach.ingresses if i.auth]
+    if said:
+        evidence["route_authentication"] = list(dict.fromkeys(said))
+    unsure = [i for i, _ in reach.ingresses if i.auth.startswith(ROUTE_UNKNOWN)]
+    if unsure and len(unsure) == len(reach.ingresses) and not (reach.services or reach.host):
+        evidence["verdict"] = "unknown"
     return evidence
 
 
@@ -206,6 +196,10 @@ def _notebooks_title(ref: str, entries: list[dict[str, Any]], _: list[ContainerH
         names = listed(str(entry["container"]) for entry in entries)
         kind = "servers" if any("server" in entry for entry in entries) else "notebooks"
         title = f"{len(entries)} {kind} in {ref} ({names}) are reachable through {how}"
-    if all(entry.get("route_authentication") and entry.get("verdict") for entry in entries):
+    if all(
+        any(ROUTE_UNKNOWN in said for said in entry.get("route_authentication", ()))
+        and entry.get("verdict")
+        for entry in entries
+    ):
         title += " (whether the route authenticates is unknown)"
     return title

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from inventory.snapshot import Container, Ingress, Pod, Service
-from inventory.sources.istio_auth import UNKNOWN as AUTH_UNKNOWN
+from inventory.sources.istio_auth import may_be_open
 from posture.inputs import PostureInputs
+from posture.rules.k8s.knative_reach import forwarded_port, is_queue_proxy, relay
 
 EXTERNAL_SERVICE_TYPES = ("NodePort", "LoadBalancer")
 
@@ -25,6 +26,8 @@ class Exposure:
     ingresses: tuple[tuple[Ingress, Service], ...]
     # On the node's own address: "hostNetwork", or "hostPort N" for each port bound on the node.
     host: tuple[str, ...] = ()
+    # (Service name, how it reaches the server through a sidecar: Knative's queue-proxy)
+    relays: tuple[tuple[str, str], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.services or self.ingresses or self.host)
@@ -39,6 +42,7 @@ class Exposure:
                     **({"external_ips": list(s.external_ips)} if s.external_ips else {}),
                     # Internal: the VPC reaches it, not the internet (still beyond the node).
                     **({"internal": s.internal_lb} if _lb(s) and s.internal_lb else {}),
+                    **({"via": self.via(s.name)} if self.via(s.name) else {}),
                     **(
                         {"source_ranges": list(s.source_ranges)}
                         if _lb(s) and s.source_ranges
@@ -56,6 +60,9 @@ class Exposure:
                     "hosts": list(i.hosts),
                     "service": s.name,
                     "ports": routed_ports(i, s),
+                    # The gateways it is bound to (outside -> gateway -> route -> Service).
+                    **({"gateways": list(i.gateways)} if i.gateways else {}),
+                    **({"via": self.via(s.name)} if self.via(s.name) else {}),
                 }
                 for i, s in self.ingresses
             ],
@@ -71,8 +78,16 @@ class Exposure:
             + (" (internal load balancer)" if _lb(s) and s.internal_lb else "")
             for s in self.services
         ]
-        how += [f"{i.kind} {i.name}" for i, _ in self.ingresses]
+        how += [
+            f"{i.kind} {i.name}"
+            + (f" on {', '.join(i.gateways)}" if i.gateways else "")
+            + (" via Knative's queue-proxy" if self.via(s.name) else "")
+            for i, s in self.ingresses
+        ]
         return list(dict.fromkeys(how + list(self.host)))
+
+    def via(self, service: str) -> str:
+        return next((hop for name, hop in self.relays if name == service), "")
 
 
 def routed_ports(ingress: Ingress, service: Service) -> list[int]:
@@ -147,6 +162,15 @@ def reached_ports(
             if not owners and names_known:
                 continue
             number = container.named_ports.get(target)
+        proxy = next((c for c in owners if is_queue_proxy(c)), None)
+        if proxy is not None and container is not proxy:
+            # Knative's queue-proxy forwards its serving ports to the user container's port;
+            # its admin and metrics ports reach nothing else.
+            written = number if target.isdigit() else proxy.named_ports.get(target)
+            number = forwarded_port(proxy, written, running)
+            if number is None:
+                continue
+            owners = [c for c in running if number in c.ports and c is not proxy]
         if owners and container not in owners:
             continue
         if ports is not None and number is not None and number not in ports:
@@ -178,11 +202,11 @@ def exposure(
     external = tuple(s for s in own if s.type in EXTERNAL_SERVICE_TYPES or s.external_ips)
     by_name = {s.name: s for s in own}
     # An Ingress whose controller authenticates every request (OAuth2 proxy, basic auth,
-    # OIDC) is the remedy, not an exposure.
+    # OIDC; an Istio gateway's policies) is the remedy, not an exposure.
     routed = tuple(
         (ingress, by_name[name])
         for ingress in sorted(inputs.snapshot.ingresses, key=lambda i: (i.namespace, i.name))
-        if not ingress.auth or ingress.auth.startswith(AUTH_UNKNOWN)
+        if may_be_open(ingress.auth)
         for name in _backends(ingress, pod.namespace)
         if name in by_name
         # The route must send traffic to a port that reaches the server (a Service with no
@@ -194,7 +218,14 @@ def exposure(
         host.append("hostNetwork")
     for c in pod.containers if container is None else (container,):
         host += [f"hostPort {port}" for port in c.host_ports]
-    return Exposure(external, routed, tuple(host))
+    running = [c for c in pod.containers if c.sidecar or not c.init]
+    relays = tuple(
+        (s.name, hop)
+        for s in own
+        if container is not None
+        and (hop := relay(s.targets or tuple(map(str, s.ports)), running, container))
+    )
+    return Exposure(external, routed, tuple(host), relays)
 
 
 def _routes_to(ingress: Ingress, service: Service, ports: list[int]) -> bool:
