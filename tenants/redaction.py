@@ -82,7 +82,10 @@ class Field(Enum):
     NAMESPACE = "namespace"  # a namespace; the field named `subject_name` beside it follows
     SUBJECT_NAME = "subject_name"  # an object's name, hidden with its namespace field
     OBJECTS = "objects"  # names of objects in the row's namespace: all hidden with it
-    TEXT = "text"  # free text: titles, warnings, errors, notes
+    TEXT = "text"  # free text the product writes: titles, warnings, errors
+    # Free text people type (reasons, notes, a justification): TEXT, and other parties' pods
+    # by their bare names too (HiddenScope.typed_objects).
+    TYPED = "typed"
     VALUE = "value"  # structured JSON: evidence, labels, taints, before/after
 
 
@@ -97,6 +100,11 @@ class HiddenScope:
     # Cluster-scoped objects that exist for a hidden tenant (a ClusterRoleBinding granting its
     # principals): their names often carry the tenant's name.
     objects: frozenset[str] = frozenset()
+    # Names of other parties' pods that none of the viewer's bears: people name a pod bare
+    # ("before Cedar's c3dar-score-0"), the product always with its namespace (the chain
+    # hides it whole), so these are hidden as words in what people type (Field.TYPED) only: a
+    # tenant's pod named "nvidia-smi" or "cuda" must not hide those words in check texts.
+    typed_objects: frozenset[str] = frozenset()
     # Tracking ids of the bulletins the viewer may not read, and the CVEs only they name.
     advisories: frozenset[str] = frozenset()
     cves: frozenset[str] = frozenset()
@@ -124,6 +132,13 @@ class HiddenScope:
     @cached_property
     def _in_clusters(self) -> dict[int, HiddenScope]:
         return {}
+
+    @cached_property
+    def _typed(self) -> HiddenScope:
+        """This scope hiding `typed_objects` as words too: what people type is read by it."""
+        if not self.typed_objects:
+            return self
+        return replace(self, objects=self.objects | self.typed_objects, typed_objects=frozenset())
 
     @cached_property
     def _by_first_words(self) -> dict[tuple[str, ...], frozenset[str]]:
@@ -328,6 +343,8 @@ class HiddenScope:
                 )
             elif kind is Field.TEXT and isinstance(current, str):
                 row[name] = without_words(self.text(current), containers, HIDDEN_OBJECT)
+            elif kind is Field.TYPED and isinstance(current, str):
+                row[name] = self._typed.text(current)
             elif kind is Field.VALUE:
                 row[name] = without_names(self.value(current), containers, HIDDEN_OBJECT)
 
