@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import models
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -13,6 +14,7 @@ from gpuposture.base.api import NameOrIdLookupMixin, ScopedReadOnlyViewSet, Scop
 from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.roles import EDIT_CLUSTERS
 from inventory.coverage import cluster_coverage_counts, with_coverage
+from inventory.drift_read import hidden_changes, nodes_in_scope, shown_nodes
 from inventory.filters import (
     DriftEventFilter,
     NodeFilter,
@@ -27,7 +29,7 @@ from inventory.models import (
     SyncRun,
 )
 from inventory.node_components import firmware_coverage
-from inventory.presenter import PresentedSerializer
+from inventory.presenter import PresentedSerializer, scope_in
 from inventory.serializers import NodeSerializer, PodSerializer
 from inventory.services import NoStoredSource, SyncBusy, cluster_save, cluster_sync_request
 from inventory.validation import clean_cluster_source, reach_unchanged
@@ -134,6 +136,10 @@ class ClusterSerializer(serializers.ModelSerializer):
 
 class DriftEventSerializer(PresentedSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    hidden_changes = serializers.SerializerMethodField(
+        help_text="How many of the paths that differ between before and after read the same "
+        "to you: a value naming another tenant changed (0 for those who read every name)."
+    )
 
     class Meta:
         model = DriftEvent
@@ -150,8 +156,25 @@ class DriftEventSerializer(PresentedSerializer):
             "before",
             "after",
             "nodes",
+            "hidden_changes",
             "detected_at",
         ]
+
+    def get_hidden_changes(self, event: DriftEvent) -> int:
+        scope = scope_in(self.context)
+        in_cluster = scope.in_cluster(event.cluster_id) if scope is not None else None
+        return hidden_changes(in_cluster, event.before, event.after)
+
+    def to_representation(self, instance: models.Model) -> dict:
+        """The event's nodes cut to those the reader may see (drift_read)."""
+        assert isinstance(instance, DriftEvent)
+        data = super().to_representation(instance)
+        if "nodes_in_scope" not in self.context:
+            request = self.context.get("request")
+            self.context["nodes_in_scope"] = nodes_in_scope(request.user) if request else None
+        visible = self.context["nodes_in_scope"]
+        data["nodes"] = shown_nodes(data["nodes"], instance.cluster_id, visible)
+        return data
 
 
 # CharFields stored blank for "not known" (or not installed): null in the API.

@@ -63,7 +63,9 @@ PINNED: dict[str, int] = {
     # ... + for a tenant viewer, the names of the tenants they may not see (inventory.presenter
     # hides them in warnings, drift, labels and taints, the other tenant of a reset: 1 query).
     "api:syncrun-list": 7,
-    "api:driftevent-list": 7,
+    # ... + for a tenant viewer, the nodes they see: each event names only those
+    # (inventory.drift_read).
+    "api:driftevent-list": 8,
     "api:node-list": 7,
     "api:gpu-list": 4,  # roles + GPU nodes (cluster joined) + their nvidia-smi facts
     "api:resetattestation-list": 7,  # tenants and cluster joined
