@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import NameOrIdLookupMixin, ScopedReadOnlyViewSet, ScopedViewSetMixin
+from gpuposture.base.querysets import sees_every_row
 from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.roles import EDIT_CLUSTERS
 from inventory.coverage import cluster_coverage_counts, with_coverage
@@ -187,10 +188,16 @@ class ClusterViewSet(
 ):
     """Clusters; platform engineers register and edit them and start syncs."""
 
-    queryset = with_coverage(Cluster.objects.select_related("provider"))
+    queryset = Cluster.objects.select_related("provider")
     serializer_class = ClusterSerializer
     lookup_field = "name"
     write_roles = EDIT_CLUSTERS
+
+    def get_queryset(self):
+        """Each cluster with its coverage counted over the nodes the reader may see."""
+        user = self.request.user
+        visible = None if sees_every_row(user, Node) else Node.objects.visible_to(user)
+        return with_coverage(super().get_queryset(), visible)
 
     @extend_schema(
         request=None,

@@ -3,7 +3,8 @@ small world's shared gpu-ts-1 (alpha and beta), gpu-b-1 runs only beta's pod. Al
 gets 404 for gpu-b-1, so a change of its taints is neither listed in /api/v1/drift-events/
 nor in the cluster page's "Configuration drift", and gpu-b-1 is named in neither; a change
 that reaches both nodes names only gpu-ts-1 to them. A change on gpu-ts-1 whose before and
-after differ only in a name hidden from them is told as such, never as "no field differs"."""
+after differ only in a name hidden from them is told as such, never as "no field differs".
+The clusters API counts the GPU nodes they may see, as their cluster page does."""
 
 from __future__ import annotations
 
@@ -158,3 +159,17 @@ def test_a_change_of_hidden_names_is_told_not_read_as_no_field_differing(drift_w
     assert "no field differs" not in page, page[page.find("Configuration drift") :]
     assert "1 value naming another tenant changed (hidden)" in page
     assert "naming another tenant changed" not in _page(personas["security_lead"])
+
+
+def test_the_clusters_api_counts_the_gpu_nodes_the_viewer_may_see(drift_world, personas):
+    def gpu_nodes(user) -> int:
+        body = api_client(user).get("/api/v1/clusters/").json()
+        return next(c for c in body["results"] if c["name"] == "lab")["inventory_coverage"][
+            "gpu_nodes"
+        ]
+
+    assert gpu_nodes(personas["security_lead"]) == 2
+    assert gpu_nodes(personas["viewer_alpha"]) == 1
+    assert gpu_nodes(personas["viewer_beta"]) == 2
+    one = api_client(personas["viewer_alpha"]).get("/api/v1/clusters/lab/").json()
+    assert one["inventory_coverage"]["gpu_nodes"] == 1
