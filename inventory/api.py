@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import models
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -10,9 +11,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from gpuposture.base.api import NameOrIdLookupMixin, ScopedReadOnlyViewSet, ScopedViewSetMixin
+from gpuposture.base.querysets import sees_every_row
 from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.roles import EDIT_CLUSTERS
 from inventory.coverage import cluster_coverage_counts, with_coverage
+from inventory.drift_read import hidden_changes, nodes_in_scope, shown_nodes
 from inventory.filters import (
     DriftEventFilter,
     NodeFilter,
@@ -27,7 +30,7 @@ from inventory.models import (
     SyncRun,
 )
 from inventory.node_components import firmware_coverage
-from inventory.presenter import PresentedSerializer
+from inventory.presenter import PresentedSerializer, scope_in
 from inventory.serializers import NodeSerializer, PodSerializer
 from inventory.services import NoStoredSource, SyncBusy, cluster_save, cluster_sync_request
 from inventory.validation import clean_cluster_source, reach_unchanged
@@ -134,6 +137,10 @@ class ClusterSerializer(serializers.ModelSerializer):
 
 class DriftEventSerializer(PresentedSerializer):
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    hidden_changes = serializers.SerializerMethodField(
+        help_text="How many of the paths that differ between before and after read the same "
+        "to you: a value naming another tenant changed (0 for those who read every name)."
+    )
 
     class Meta:
         model = DriftEvent
@@ -150,8 +157,25 @@ class DriftEventSerializer(PresentedSerializer):
             "before",
             "after",
             "nodes",
+            "hidden_changes",
             "detected_at",
         ]
+
+    def get_hidden_changes(self, event: DriftEvent) -> int:
+        scope = scope_in(self.context)
+        in_cluster = scope.in_cluster(event.cluster_id) if scope is not None else None
+        return hidden_changes(in_cluster, event.before, event.after)
+
+    def to_representation(self, instance: models.Model) -> dict:
+        """The event's nodes cut to those the reader may see (drift_read)."""
+        assert isinstance(instance, DriftEvent)
+        data = super().to_representation(instance)
+        if "nodes_in_scope" not in self.context:
+            request = self.context.get("request")
+            self.context["nodes_in_scope"] = nodes_in_scope(request.user) if request else None
+        visible = self.context["nodes_in_scope"]
+        data["nodes"] = shown_nodes(data["nodes"], instance.cluster_id, visible)
+        return data
 
 
 # CharFields stored blank for "not known" (or not installed): null in the API.
@@ -164,10 +188,16 @@ class ClusterViewSet(
 ):
     """Clusters; platform engineers register and edit them and start syncs."""
 
-    queryset = with_coverage(Cluster.objects.select_related("provider"))
+    queryset = Cluster.objects.select_related("provider")
     serializer_class = ClusterSerializer
     lookup_field = "name"
     write_roles = EDIT_CLUSTERS
+
+    def get_queryset(self):
+        """Each cluster with its coverage counted over the nodes the reader may see."""
+        user = self.request.user
+        visible = None if sees_every_row(user, Node) else Node.objects.visible_to(user)
+        return with_coverage(super().get_queryset(), visible)
 
     @extend_schema(
         request=None,

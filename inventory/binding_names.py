@@ -1,8 +1,10 @@
-"""The names of the bindings (and roles) another tenant's principals are a subject of: what a
-tenant viewer may not read named (inventory.presenter.hidden_scope_for)."""
+"""The names of the bindings (and roles) another tenant's principals are a subject of, and of
+other parties' pods: what a tenant viewer may not read named (inventory.presenter.
+hidden_scope_for)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from inventory.models import ClusterObject
@@ -58,3 +60,23 @@ def _any_theirs(subjects: Any, principals: set[str], namespaces: set[str]) -> bo
         elif f"{kind}:{subject.get('name')}" in principals:
             return True
     return False
+
+
+def their_pods(
+    theirs: Iterable[str],
+    own: Iterable[str],
+    unclaimed_pods: Iterable[str],
+    unclaimed: Mapping[int, frozenset[str]],
+) -> frozenset[str]:
+    """The names of other parties' pods (tenants.redaction HiddenScope.typed_objects): the
+    hidden tenants' (`theirs`) and the unclassified party's (`unclaimed_pods`, each as
+    "<cluster id>:<namespace>/<name>", kept where `unclaimed` says the namespace is that
+    party's in that cluster), less every name one of the viewer's own pods bears: a name
+    they hold themselves is theirs to read, and tells them nothing of anyone else."""
+    names = set(theirs)
+    for word in unclaimed_pods:
+        cluster_id, _, rest = word.partition(":")
+        namespace, _, name = rest.partition("/")
+        if cluster_id.isdigit() and namespace in unclaimed.get(int(cluster_id), ()):
+            names.add(name)
+    return frozenset(names - set(own))

@@ -10,9 +10,9 @@ from django.db.models.functions import Coalesce
 from inventory.models import Cluster, Node
 
 
-def _count(condition: Q) -> Coalesce:
+def _count(condition: Q, nodes: QuerySet[Node]) -> Coalesce:
     rows = (
-        Node.objects.filter(condition, cluster=OuterRef("pk"), is_gpu_node=True)
+        nodes.filter(condition, cluster=OuterRef("pk"), is_gpu_node=True)
         .order_by()
         .values("cluster")
         .annotate(n=Count("pk"))
@@ -21,11 +21,20 @@ def _count(condition: Q) -> Coalesce:
     return Coalesce(Subquery(rows, output_field=IntegerField()), Value(0))
 
 
-def with_coverage(clusters: QuerySet[Cluster]) -> QuerySet[Cluster]:
+def with_coverage(
+    clusters: QuerySet[Cluster], visible: QuerySet[Node] | None = None
+) -> QuerySet[Cluster]:
     """The clusters with `gpu_node_count` and `firmware_known_count` (subqueries: no join that
-    a later filter could multiply, no query per cluster)."""
+    a later filter could multiply, no query per cluster), counting the nodes of `visible`
+    only where given: a tenant viewer's counts are of the nodes they may see (their cluster
+    page and checklist count so), not the whole cluster's, which would tell them how many
+    GPU nodes run others' work."""
+    nodes = Node.objects.order_by()
+    if visible is not None:
+        nodes = nodes.filter(pk__in=visible.order_by().values("pk"))
     return clusters.annotate(
-        gpu_node_count=_count(Q()), firmware_known_count=_count(~Q(firmware_version=""))
+        gpu_node_count=_count(Q(), nodes),
+        firmware_known_count=_count(~Q(firmware_version=""), nodes),
     )
 
 

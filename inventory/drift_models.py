@@ -3,14 +3,31 @@
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import Exists, OuterRef, Q, Value
+from django.db.models.functions import Cast, Concat, StrIndex
 
 from gpuposture.base.querysets import Scope, ScopedQuerySet
-from inventory.models import Cluster, SyncRun
+from inventory.models import Cluster, Node, SyncRun
 from tenants.redaction import Field
 
 
+def _reaching_their_nodes(user) -> Q:
+    """A tenant viewer sees a drift event of a node only where the node is one they see
+    (their tenants' pods run on it: Node's scope, the nodes API's), so an event of a node
+    outside their scope is neither listed nor named; a change that names no node (a
+    controller, RBAC, a config no node uses) reaches the cluster's whole GPU stack and stays
+    shown to each viewer of the cluster. In the same query: `nodes` is a JSON list of node
+    names (DNS names: no character JSON escapes), matched as '"name"' in its text."""
+    named = StrIndex(
+        Cast(OuterRef("nodes"), models.TextField()), Concat(Value('"'), "name", Value('"'))
+    )
+    theirs = Node.objects.visible_to(user).filter(cluster_id=OuterRef("cluster_id"))
+    return Q(nodes=[]) | Q(Exists(theirs.annotate(at=named).filter(at__gt=0)))
+
+
 class DriftEventQuerySet(ScopedQuerySet):
-    scope = Scope(via="cluster")
+    # The clusters a user sees; a tenant viewer, of those, only what reaches their nodes.
+    scope = Scope(via="cluster", within=_reaching_their_nodes)
 
 
 class DriftEvent(models.Model):

@@ -24,7 +24,7 @@ from django.db.models.functions import Cast, Concat
 from rest_framework import serializers
 
 from gpuposture.base.querysets import sees_every_row
-from inventory.binding_names import their_bindings
+from inventory.binding_names import their_bindings, their_pods
 from inventory.models import Bulletin, Cluster, ClusterObject, Pod
 from inventory.platform import cluster_platform_namespaces
 from tenants.cluster_scope import ClusterNamespaces
@@ -43,6 +43,9 @@ _UNCLAIMED = "u"
 # A namespace holding a hidden tenant's pods, or the viewer's own tenants' pods, as
 # "<cluster id>:<namespace>" (a label is one cluster's); a visible cluster as "<id>:<name>".
 _THEIR_PODS, _OWN_PODS, _CLUSTER = "N", "O", "c"
+# Pods' names: a hidden tenant's, the viewer's own, and one no tenant claims as
+# "<cluster id>:<namespace>/<name>" (hidden where its namespace is the unclassified party's).
+_THEIR_POD, _OWN_POD, _UNCLAIMED_POD = "P", "Q", "U"
 
 
 def hidden_scope_for(user) -> HiddenScope | None:
@@ -70,6 +73,8 @@ def hidden_scope_for(user) -> HiddenScope | None:
         tagged(Pod.objects.filter(tenant__in=mine), _THEIR_PODS, _in_cluster("namespace")),
         tagged(TenantNamespace.objects.filter(tenant__in=own), _OWN_NAMESPACE, models.F("name")),
         tagged(Pod.objects.filter(tenant__in=own), _OWN_PODS, _in_cluster("namespace")),
+        tagged(Pod.objects.filter(tenant__in=mine), _THEIR_POD, models.F("name")),
+        tagged(Pod.objects.filter(tenant__in=own), _OWN_POD, models.F("name")),
         # A namespace a tenant claims by its label in one cluster, pods or none.
         tagged(_labelled_for(hidden), _THEIR_PODS, _in_cluster("name")),
         tagged(_labelled_for(Tenant.objects.visible_to(user)), _OWN_PODS, _in_cluster("name")),
@@ -95,6 +100,9 @@ def hidden_scope_for(user) -> HiddenScope | None:
             _THEIR_PODS,
             _OWN_PODS,
             _CLUSTER,
+            _THEIR_POD,
+            _OWN_POD,
+            _UNCLAIMED_POD,
         )
     }
     shown_cves: set[str] = set()
@@ -115,6 +123,9 @@ def hidden_scope_for(user) -> HiddenScope | None:
         namespaces=frozenset(theirs | unclaimed),
         principals=frozenset(found[_PRINCIPAL]),
         objects=their_bindings(found[_PRINCIPAL], theirs | unclaimed, own),
+        typed_objects=their_pods(
+            found[_THEIR_POD], found[_OWN_POD], found[_UNCLAIMED_POD], clusters.unclaimed
+        ),
         advisories=frozenset(found[_ADVISORY]),
         cves=frozenset(found[_HIDDEN_CVES] - shown_cves),
         names=frozenset(found[_NAME]),
@@ -184,8 +195,15 @@ def _unclaimed_words(user, tagged) -> list[models.QuerySet]:
         # Written so, not as exclude(): NOT IN is unknown (so false) for an unlabelled one.
         .filter(Q(owner__isnull=True) | ~Q(owner__in=Tenant.objects.values("slug")))
     )
+    unclaimed_pods = Pod.objects.filter(tenant__isnull=True, cluster__in=clusters)
     return [
-        tagged(Pod.objects.filter(tenant__isnull=True, cluster__in=clusters), _UNCLAIMED, where),
+        tagged(unclaimed_pods, _UNCLAIMED, where),
+        tagged(
+            # Not the Kubernetes defaults' pods: never the unclassified party's, and many.
+            unclaimed_pods.exclude(namespace__in=DEFAULT_PLATFORM_NAMESPACES),
+            _UNCLAIMED_POD,
+            Concat(where, Value("/"), "name"),
+        ),
         tagged(namespaces, _UNCLAIMED, named),
         tagged(
             Cluster.objects.visible_to(user),
@@ -311,7 +329,7 @@ def _fit(row: Any, model: type[models.Model]) -> None:
     schema says of the field."""
     for name, kind in model.redacted_fields.items():
         limit = getattr(model._meta.get_field(name), "max_length", None)
-        value = row.get(name) if kind is Field.TEXT and limit else None
+        value = row.get(name) if kind in (Field.TEXT, Field.TYPED) and limit else None
         if isinstance(value, str) and len(value) > limit:
             row[name] = value[: limit - 1] + "…"
 

@@ -14,6 +14,7 @@ from gpuposture.base.labels import words
 from gpuposture.base.roles import EDIT_CLUSTERS, may, reads_audit_log
 from inventory.components import LABELS as COMPONENT_LABELS
 from inventory.dra_node import node_dra_devices
+from inventory.drift_read import cluster_drift_events
 from inventory.input_failures import import_failures
 from inventory.models import Bulletin, Cluster, ClusterObject, Node, Pod, SyncRun
 from inventory.node_components import firmware_coverage, node_components
@@ -256,9 +257,7 @@ def cluster_detail_context(request: HttpRequest, name: str) -> dict:
     return {
         "cluster": cluster,
         "runs": present_all(scope, cluster.sync_runs.order_by("-started_at", "-id")[:25]),
-        "drift_events": present_all(
-            scope, cluster.drift_events.order_by("-detected_at", "-id")[:50]
-        ),
+        "drift_events": cluster_drift_events(request.user, cluster, scope),
         "operator_policies": cluster.kube_objects.filter(kind="gpu_operator_policy"),
         "node_count": nodes.count(),
         "gpu_node_count": gpu["n"],

@@ -90,7 +90,7 @@ class Finding(models.Model):
         "subject_name": Field.SUBJECT_NAME,
         "title": Field.TEXT,
         "evidence": Field.VALUE,
-        "accepted_reason": Field.TEXT,
+        "accepted_reason": Field.TYPED,
         "ticket_url": Field.TEXT,
     }
 
@@ -201,7 +201,7 @@ class EarlierAcceptance(models.Model):
     recorded_at = models.DateTimeField()
 
     # The subject and the reason may name a tenant's namespace or workload.
-    redacted_fields = {"subject": Field.TEXT, "reason": Field.TEXT}
+    redacted_fields = {"subject": Field.TEXT, "reason": Field.TYPED}
 
     class Meta:
         ordering = ["finding", "until", "id"]

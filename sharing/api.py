@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from gpuposture.base.api import ScopedViewSetMixin
 from gpuposture.base.roles import DECIDE_SHARING, REQUEST_SHARING, REVOKE_SHARING
 from inventory.models import Cluster
+from inventory.presenter import PresentedSerializer
 from sharing.filters import SharingRequestFilter
 from sharing.services import (
     FourEyesError,
@@ -76,7 +77,10 @@ class SharingModeField(serializers.Field):
         return {"sharing_mode": self.choice.run_validation(data)}
 
 
-class SharingRequestSerializer(serializers.ModelSerializer):
+class SharingRequestSerializer(PresentedSerializer):
+    """A request as its reader may read it: the reasons people typed are free text, read for
+    other tenants' names (inventory.presenter, SharingRequest.redacted_fields)."""
+
     tenant = VisibleSlugField(slug_field="slug", queryset=Tenant.objects.filter(is_system=False))
     cluster = VisibleSlugField(slug_field="name", queryset=Cluster.objects.all())
     mode = serializers.ChoiceField(choices=SHARING_MODES, required=False)

@@ -16,6 +16,7 @@ from gpuposture.base.roles import (
     REVOKE_SHARING,
     may,
 )
+from inventory.presenter import hidden_scope_for, present
 from sharing.context import sharing_request_context
 from sharing.filters import SharingRequestFilter
 from sharing.forms import DecisionForm, SharingRequestForm
@@ -108,6 +109,8 @@ def _detail(
 ):
     now = timezone.now()
     own = item.requested_by_id == request.user.pk
+    # Shown, never saved: a tenant's viewer reads the reasons with other tenants' names hidden.
+    present(hidden_scope_for(request.user), item)
     return render(
         request,
         "sharing/sharing_request_detail.html",

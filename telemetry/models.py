@@ -223,7 +223,7 @@ class ResetAttestation(models.Model):
     redacted_fields = {
         "previous_tenant": Field.TENANT,
         "next_tenant": Field.TENANT,
-        "note": Field.TEXT,
+        "note": Field.TYPED,
     }
 
     class Meta:

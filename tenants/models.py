@@ -23,6 +23,7 @@ from tenants.policy import (
     request_scope,
 )
 from tenants.pool_taints import check_class_taint
+from tenants.redaction import Field
 
 slug_validator = RegexValidator(
     r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",
@@ -330,6 +331,12 @@ class SharingRequest(models.Model):
     revoke_reason = models.TextField(max_length=2000, blank=True)
 
     objects = SharingRequestQuerySet.as_manager()
+    # Typed by people: a reason may name neighbours the tenant's viewer must not read.
+    redacted_fields = {
+        "justification": Field.TYPED,
+        "decision_reason": Field.TYPED,
+        "revoke_reason": Field.TYPED,
+    }
 
     class Meta:
         ordering = ["-requested_at", "-id"]

@@ -12,7 +12,8 @@ tenants' names are kept whole ("Beta Corp Labs", theirs, is not half-hidden by "
 name of several words is matched in any case and spacing ("beta  corp" in a typed reason is still
 them); a name of one word only with the capitalisation the tenant gave it, because a one-word
 name is a word of prose too (a tenant named "Research" must not hide every "research" a check's
-rationale says). The slug is matched as a word, exactly (slugs are lower case).
+rationale says; tenants.name_phrases). The slug is matched as a word, exactly (slugs are lower
+case); a name that only contains it ("beta-testers") is another word.
 
 `HiddenScope` holds the names as sets, built once per request (inventory.presenter), so
 hiding costs O(1) per name looked at and one C-speed scan per string: what a row costs does
@@ -35,12 +36,13 @@ import re
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
 
 from tenants.advisory_records import HIDDEN_ADVISORY, hidden_advisory_record
 from tenants.cluster_scope import ClusterNamespaces
 from tenants.container_names import container_names, without_names, without_words
+from tenants.name_phrases import fold, phrase_scan
 
 HIDDEN_TENANT = "(another tenant)"
 HIDDEN_NAMESPACE = "(another tenant's namespace)"
@@ -63,8 +65,6 @@ _PARTS = re.compile(r"([/:])")
 # One encoder, not one per call. Not ASCII-escaped: a name with an accent ("Zürich Labs") must
 # read in the compact text as it does in the value, or the scan misses it.
 _compact = json.JSONEncoder(default=str, ensure_ascii=False).encode
-# Where a name stands alone: not inside a longer name ("beta-testers", "team-Beta Corp").
-_BEFORE, _AFTER = r"(?<![\w@.-])", r"(?![\w@-])"
 
 
 def one_name(text: str) -> bool:
@@ -72,29 +72,6 @@ def one_name(text: str) -> bool:
     `namespace/name` of such names has it hidden whole where the namespace is another party's
     (inventory.sources.object_refs); one that is not would leave the rest of the name in view."""
     return _WORD.fullmatch(text) is not None
-
-
-def _fold(phrase: str) -> str:
-    """A name as compared: words joined by one space, case folded."""
-    return " ".join(phrase.split()).casefold()
-
-
-def _phrase_pattern(name: str) -> str:
-    """`name` as a regular expression: several words in any case and spacing, one word as
-    written."""
-    words = name.split()
-    if len(words) == 1:
-        return re.escape(words[0])
-    return "(?i:" + r"\s+".join(re.escape(w) for w in words) + ")"
-
-
-@lru_cache(maxsize=1024)
-def _phrase_scan(names: frozenset[str]) -> re.Pattern[str]:
-    """One scan for `names` as whole phrases, longest first (an alternation takes the first
-    that matches: "Beta Corp Labs" before "Beta Corp"). Cached: a page asks for the same few."""
-    ordered = sorted(names, key=lambda n: (-len(n.split()), -len(n), n))
-    alternation = "|".join(_phrase_pattern(n) for n in ordered)
-    return re.compile(f"{_BEFORE}(?:{alternation}){_AFTER}")
 
 
 class Field(Enum):
@@ -105,7 +82,10 @@ class Field(Enum):
     NAMESPACE = "namespace"  # a namespace; the field named `subject_name` beside it follows
     SUBJECT_NAME = "subject_name"  # an object's name, hidden with its namespace field
     OBJECTS = "objects"  # names of objects in the row's namespace: all hidden with it
-    TEXT = "text"  # free text: titles, warnings, errors, notes
+    TEXT = "text"  # free text the product writes: titles, warnings, errors
+    # Free text people type (reasons, notes, a justification): TEXT, and other parties' pods
+    # by their bare names too (HiddenScope.typed_objects).
+    TYPED = "typed"
     VALUE = "value"  # structured JSON: evidence, labels, taints, before/after
 
 
@@ -120,6 +100,11 @@ class HiddenScope:
     # Cluster-scoped objects that exist for a hidden tenant (a ClusterRoleBinding granting its
     # principals): their names often carry the tenant's name.
     objects: frozenset[str] = frozenset()
+    # Names of other parties' pods that none of the viewer's bears: people name a pod bare
+    # ("before Cedar's c3dar-score-0"), the product always with its namespace (the chain
+    # hides it whole), so these are hidden as words in what people type (Field.TYPED) only: a
+    # tenant's pod named "nvidia-smi" or "cuda" must not hide those words in check texts.
+    typed_objects: frozenset[str] = frozenset()
     # Tracking ids of the bulletins the viewer may not read, and the CVEs only they name.
     advisories: frozenset[str] = frozenset()
     cves: frozenset[str] = frozenset()
@@ -149,6 +134,13 @@ class HiddenScope:
         return {}
 
     @cached_property
+    def _typed(self) -> HiddenScope:
+        """This scope hiding `typed_objects` as words too: what people type is read by it."""
+        if not self.typed_objects:
+            return self
+        return replace(self, objects=self.objects | self.typed_objects, typed_objects=frozenset())
+
+    @cached_property
     def _by_first_words(self) -> dict[tuple[str, ...], frozenset[str]]:
         """The display names (hidden and own) by their first two words (one for a name of
         one word), case folded: a text is scanned only for the names it may hold, so a string
@@ -176,16 +168,16 @@ class HiddenScope:
             names.update(index.get((word, folded[i + 1]) if i + 1 < len(folded) else (), ()))
         if self.names.isdisjoint(names):
             return None
-        return _phrase_scan(frozenset(names))
+        return phrase_scan(frozenset(names))
 
     @cached_property
     def _own_folded(self) -> frozenset[str]:
-        return frozenset(map(_fold, self.own_names))
+        return frozenset(map(fold, self.own_names))
 
     def _hidden_phrase(self, phrase: str) -> bool:
         """Whether a phrase the name scan found is a hidden tenant's name, not the viewer's
         own. Fail closed: one that is both (two tenants named alike) is hidden."""
-        return " ".join(phrase.split()) in self.names or _fold(phrase) not in self._own_folded
+        return " ".join(phrase.split()) in self.names or fold(phrase) not in self._own_folded
 
     def _names_phrase(self, text: str, words: list[str]) -> bool:
         scan = self._phrases(words)
@@ -351,6 +343,8 @@ class HiddenScope:
                 )
             elif kind is Field.TEXT and isinstance(current, str):
                 row[name] = without_words(self.text(current), containers, HIDDEN_OBJECT)
+            elif kind is Field.TYPED and isinstance(current, str):
+                row[name] = self._typed.text(current)
             elif kind is Field.VALUE:
                 row[name] = without_names(self.value(current), containers, HIDDEN_OBJECT)
 

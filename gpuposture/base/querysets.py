@@ -35,13 +35,16 @@ class Scope:
     reader. `owner`: a foreign key to the user a row belongs to; each user sees their own
     rows and no one else's, whatever their roles. `shared`: a filter on the rows every
     signed-in holder of a role who is not a reader sees (bulletins marked TLP:CLEAR). A scope
-    with none of these is for its readers only."""
+    with none of these is for its readers only. `within`: with `via`, what narrows the rows
+    further for every user who is not a reader (user -> Q): a cluster's drift events reach
+    only some of its nodes."""
 
     paths: tuple[str, ...] = ()
     linked: str = ""
     via: str = ""
     owner: str = ""
     shared: Q | None = None
+    within: Callable[[User], Q] | None = None
     readers: Callable[[User], bool] = reads_all_posture
 
     @property
@@ -68,7 +71,8 @@ class ScopedQuerySet(models.QuerySet):
             return self.filter(scope.shared) if has_any_role(user) else self.none()
         if scope.via:
             target = self.model._meta.get_field(scope.via).related_model
-            return self.filter(**{f"{scope.via}__in": target._default_manager.visible_to(user)})
+            rows = self.filter(**{f"{scope.via}__in": target._default_manager.visible_to(user)})
+            return rows.filter(scope.within(user)) if scope.within is not None else rows
         if scope.tenant_viewers and TENANT_VIEWER in user_roles(user):
             return self._viewed_by(scope, user)
         return self.none()

@@ -151,6 +151,26 @@ def test_objects_that_exist_for_a_hidden_tenant_are_hidden_by_name():
     }
 
 
+def test_other_parties_pods_are_hidden_by_bare_name_in_what_people_type_only():
+    """People name a pod bare ("before Cedar's c3dar-score-0"); the product names it with its
+    namespace, so a tenant's pod named like a tool ("nvidia-smi") hides no word of a title."""
+    scope = HiddenScope(
+        tenants=frozenset({"c3dar"}), typed_objects=frozenset({"c3dar-score-0", "nvidia-smi"})
+    )
+    declared = {"note": Field.TYPED, "title": Field.TEXT}
+    row = {
+        "note": "after c3dar's c3dar-score-0 ran nvidia-smi; before trainer-0",
+        "title": "nvidia-smi -q -x reads c3dar-score-0 for c3dar",
+    }
+    scope.fields(row, declared)
+    assert row == {
+        "note": f"after {HIDDEN_TENANT}'s {HIDDEN_OBJECT} ran {HIDDEN_OBJECT}; before trainer-0",
+        "title": f"nvidia-smi -q -x reads c3dar-score-0 for {HIDDEN_TENANT}",
+    }
+    # A slug joined by a hyphen to other words is not the slug as a word: another name.
+    assert scope.text("c3dar-testers") == "c3dar-testers"
+
+
 def test_objects_in_a_hidden_namespace_are_hidden_all_together():
     declared = {"namespace": Field.NAMESPACE, "consumers": Field.OBJECTS}
     theirs = {"namespace": "beta-prod", "consumers": ["trainer-0", "trainer-1"]}
