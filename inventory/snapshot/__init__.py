@@ -47,12 +47,14 @@ from inventory.snapshot.objects import (
     Subject,
     Workload,
 )
-from inventory.snapshot.pod_scope import PodScope
-from inventory.snapshot.pods import (
+from inventory.snapshot.pod_annotations import (
     FRACTION_ANNOTATIONS,
     GPU_ANNOTATIONS,
-    GPU_RESOURCE_PREFIX,
     MESH_ANNOTATIONS,
+)
+from inventory.snapshot.pod_scope import PodScope
+from inventory.snapshot.pods import (
+    GPU_RESOURCE_PREFIX,
     SHARE_SCHEDULER_RESOURCES,
     SHARE_SCHEDULERS,
     TEMPLATE_PHASE,

@@ -155,6 +155,10 @@ def workload_draft(
         "tenant": tenant.slug,
         "trust_class": tenant.trust_class.slug,
     }
+    if workload.note:
+        # How the chain ended where the snapshot could not show it as read (an owner not in
+        # it, one replaced by another object of its name) or a Rollout runs this template.
+        context["owner_note"] = workload.note
     if tenant.slug == UNCLASSIFIED:
         # Fail closed (DESIGN §3), and say how the namespace gets its owner.
         context["why_unclassified"] = (
