@@ -127,6 +127,8 @@ def test_a_rollout_with_a_template_of_its_own_stays_the_subject():
     )
     assert list(found) == ["Rollout ranker"]
     assert "owner_note" not in found["Rollout ranker"].evidence
+    # As its ReplicaSet's owner reference gave it: what the policy report references it by.
+    assert found["Rollout ranker"].evidence["workload_api_version"] == "argoproj.io/v1alpha1"
 
 
 def test_a_stale_replicaset_is_filed_on_itself_and_a_missing_deployment_is_said_so():
