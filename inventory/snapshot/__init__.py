@@ -50,6 +50,7 @@ from inventory.snapshot.objects import (
 from inventory.snapshot.pod_annotations import (
     FRACTION_ANNOTATIONS,
     GPU_ANNOTATIONS,
+    INJECTOR_ANNOTATIONS,
     MESH_ANNOTATIONS,
 )
 from inventory.snapshot.pod_scope import PodScope
@@ -103,6 +104,7 @@ __all__ = [
     "FRACTION_ANNOTATIONS",
     "GPU_ANNOTATIONS",
     "MESH_ANNOTATIONS",
+    "INJECTOR_ANNOTATIONS",
     "GPU_RESOURCE_PREFIX",
     "SHARE_SCHEDULER_RESOURCES",
     "SHARE_SCHEDULERS",

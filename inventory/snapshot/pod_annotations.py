@@ -1,5 +1,5 @@
-"""The pod annotations a snapshot keeps: GPU scheduling facts, and what a mesh's injector wrote
-on the pod. Nothing else a pod carries is kept (inventory.sources.pods)."""
+"""The pod annotations a snapshot keeps: GPU scheduling facts, and what a mesh's or OpenKruise's
+injector wrote on the pod. Nothing else a pod carries is kept (inventory.sources.pods)."""
 
 from __future__ import annotations
 
@@ -42,3 +42,10 @@ MESH_ANNOTATIONS = frozenset(
         "linkerd.io/proxy-version",
     }
 )
+# What OpenKruise's SidecarSet webhook writes on each pod it injects: per SidecarSet, the
+# containers it added (`sidecarList`, JSON keyed by SidecarSet name) and the SidecarSets'
+# names. The pod-hardening checks file what a SidecarSet added at the SidecarSet
+# (posture.rules.pod.injectors), not at the workload, whose template holds none of it.
+KRUISE_SIDECARSET_HASH = "kruise.io/sidecarset-hash"
+KRUISE_SIDECARSET_LIST = "kruise.io/sidecarset-injected-list"
+INJECTOR_ANNOTATIONS = frozenset({KRUISE_SIDECARSET_HASH, KRUISE_SIDECARSET_LIST})

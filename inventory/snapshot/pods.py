@@ -200,8 +200,9 @@ class Pod:
     node_selector: dict[str, str] = field(default_factory=dict)
     tolerations: tuple[dict[str, str], ...] = ()
     # GPU scheduling annotations only (GPU_ANNOTATIONS: KAI / Run:ai fractions and reservations,
-    # HAMi's allocation) and the mesh's (MESH_ANNOTATIONS: Istio's traffic capture, a mesh
-    # injector's record of its sidecar); every other annotation is dropped when the pod is read.
+    # HAMi's allocation), the mesh's (MESH_ANNOTATIONS: Istio's traffic capture, a mesh
+    # injector's record of its sidecar) and OpenKruise's SidecarSet record (INJECTOR_ANNOTATIONS);
+    # every other annotation is dropped when the pod is read.
     annotations: dict[str, str] = field(default_factory=dict)
     # DRA: spec.resourceClaims, each with the claim it resolved to (status.resourceClaimStatuses),
     # then the claim made for its extended-resource requests where DRA serves them (KEP-5004)
