@@ -72,6 +72,20 @@ def _named(ref: dict[str, Any]) -> Named | None:
     )
 
 
+def template_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    """What of an Argo Rollout's spec template_ref reads, and nothing else (never its pod
+    template: a live sync keeps only this of the custom owners it lists, kube_owners.slim):
+    its `workloadRef`, and whether it has a template of its own."""
+    group = (text(obj.get("apiVersion"), "") or "").partition("/")[0]
+    if obj.get("kind") != "Rollout" or group != ARGO_GROUP:
+        return {}
+    spec = dig(obj, "spec")
+    kept: dict[str, Any] = {"workloadRef": spec["workloadRef"]} if "workloadRef" in spec else {}
+    if spec.get("template"):
+        kept["template"] = {"kept": False}  # it has one; what it holds is not read here
+    return kept
+
+
 def template_ref(obj: dict[str, Any]) -> Named | None:
     """The workload an Argo Rollout runs the pod template of (`spec.workloadRef`), where it has
     no template of its own (the two exclude each other; its own would be what runs)."""
