@@ -5,7 +5,7 @@ claim, a fraction). PURE: strings, core CEL only (enforcement.rules says why).""
 
 from __future__ import annotations
 
-from inventory.snapshot.pods import FRACTION_CONTAINER_ANNOTATION
+from inventory.snapshot.pod_annotations import FRACTION_CONTAINER_ANNOTATION
 
 # Every container a pod runs, init and debug ones included (VAP / Kyverno `variables`).
 CONTAINERS = (

@@ -26,7 +26,11 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 
 from inventory.snapshot import SHARE_SCHEDULERS, Pod
-from inventory.snapshot.pods import ALIYUN_GPU_INDEX, KOORD_ALLOCATED, VOLCANO_ALLOCATED
+from inventory.snapshot.pod_annotations import (
+    ALIYUN_GPU_INDEX,
+    KOORD_ALLOCATED,
+    VOLCANO_ALLOCATED,
+)
 from tenants.policy import FRACTIONAL_RESOURCES
 
 RESERVATION_NAMESPACES = ("kai-resource-reservation", "runai-reservation")

@@ -36,13 +36,31 @@ Knative's `serving.knative.dev` Service) is named with its group (`Job.batch.vol
 kubectl takes it), so it is never taken for, or looked up as, the built-in one.
 Anything else stays at the nearest owner known for certain (the ReplicaSet, the Job) or the
 bare Pod: never a guess.
+
+Kubernetes knows an owner by its uid (the garbage collector takes an owner whose uid is gone as
+absent). Where the snapshot says what it holds of the owner a reference names (`owner_found`,
+OWNER_FOUND, inventory/sources/owner_links.py), the chain:
+- stops below an owner "replaced" by another object of its name (a Deployment deleted and
+  made anew; its stale ReplicaSet still names the old uid): the ReplicaSet (or the pod) is the
+  subject, never the new Deployment, whose template may hold nothing of it;
+- stops below an owner "elsewhere" (its uid is another namespace's object's: a reference
+  across namespaces, which Kubernetes never follows, and no object of this namespace can be
+  that owner): the dependent is the subject, never an owner invented in its namespace nor one
+  guessed from its labels, and never the other namespace's object;
+- names an owner "absent" from the snapshot as its reference gives it, and says so (the
+  WorkloadRef's `note`): it was deleted, or its kind was not read.
+Each stop is said in the WorkloadRef's `note`.
+An Argo Rollout with `spec.workloadRef` runs the pod template of the workload it names there
+(a Deployment it scales down): that workload is the top of the chain, since its template is
+the one to edit and the Rollout has none. One finding then covers the Rollout's pods and the
+Deployment's template (and any pod the Deployment still runs).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from inventory.snapshot import TEMPLATE_PHASE, OwnerLink, Pod
 
@@ -60,6 +78,16 @@ BUILTIN_KINDS = frozenset(
 # How many owner links a chain is followed up (KServe's, the longest known, has six above a
 # pod: ReplicaSet, Deployment, Revision, Configuration, Service, InferenceService).
 MAX_DEPTH = 8
+# What the snapshot holds of the owner a reference names (OwnerLink.owner_found and
+# Pod.owner_found; "" where not recorded).
+READ = "read"  # the object of that kind and name, with the uid named (or no uid to compare)
+ABSENT = "absent"  # no object of that kind and name
+REPLACED = "replaced"  # an object of that kind and name with another uid: the owner is gone
+ELSEWHERE = "elsewhere"  # none here; the uid named is an object's in another namespace
+OWNER_FOUND = (READ, ABSENT, REPLACED, ELSEWHERE)
+# An owner no object of the dependent's namespace can be: the chain stops at the dependent (a
+# pod's WorkloadRef is then resolved by these words).
+OWNER_GONE = {REPLACED: "owner replaced", ELSEWHERE: "owner across namespaces"}
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 NOTEBOOK_LABELS = ("notebook-name", "statefulset")  # Kubeflow's notebook controller sets both
 # Labels the controllers set per pod (or per rollout, per Job): not part of the template a
@@ -95,8 +123,15 @@ class WorkloadRef:
     namespace: str  # "" for a cluster-scoped controller (a ClusterPolicy)
     name: str
     # "owner index", "pod-template-hash label", "job-name label", "leaderworkerset label",
-    # "notebook-name label", "owner reference", "bare pod"
+    # "notebook-name label", "owner reference", "bare pod", "workloadRef" (an Argo Rollout's),
+    # "owner replaced" / "owner across namespaces" (a pod whose owner reference names no
+    # object of its namespace: OWNER_GONE)
     resolved_by: str
+    # What a reader must know of how the chain ended (an owner not in the snapshot, one
+    # replaced, a Rollout running this template): said in the finding's evidence. Not part of
+    # the identity, nor is the apiVersion its reference gave ("" where none did).
+    note: str = field(default="", compare=False)
+    api_version: str = field(default="", compare=False)
 
     def ref(self) -> str:
         where = f"{self.namespace}/" if self.namespace else ""
@@ -156,6 +191,8 @@ def owner_chain(pod: Pod, index: OwnerIndex) -> tuple[tuple[str, str, str], ...]
     if not pod.owner_kind or not pod.owner_name or pod.owner_kind == "Node":
         return tuple(chain) or (("Pod", pod.namespace, pod.name),)
     controllers = _controllers(pod, index)
+    if controllers[0].resolved_by in OWNER_GONE.values():
+        return tuple(chain) or (("Pod", pod.namespace, pod.name),)  # its owner is gone
     if controllers[0].resolved_by not in ("owner index", "owner reference"):
         # Guessed from the naming: the pod's own owner is certain all the same.
         chain.append((pod.owner_kind, pod.namespace, pod.owner_name))
@@ -175,6 +212,11 @@ def _controllers(pod: Pod, index: OwnerIndex) -> list[WorkloadRef]:
         if key in seen:  # an owner cycle (a hand-made snapshot): stop where it closes
             break
         seen.add(key)
+        link = index.get(ref.kind, ref.namespace, ref.name) if ref.kind != "Pod" else None
+        if link is not None and link.owner_found in OWNER_GONE:
+            # The owner it names by uid is no object of its namespace: the chain stops here.
+            chain[-1] = replace(ref, note=_gone_note(ref.ref(), link))
+            break
         above = _owner_of(ref, index)
         if above is None:
             break
@@ -185,10 +227,21 @@ def _controllers(pod: Pod, index: OwnerIndex) -> list[WorkloadRef]:
 def _nearest(pod: Pod, index: OwnerIndex) -> WorkloadRef:
     """The pod's own owner; where the snapshot lacks it, what the controllers' naming shows."""
     kind, name, namespace = pod.owner_kind or "", pod.owner_name or "", pod.namespace
+    here = f"Pod {namespace}/{pod.name}"
+    if pod.owner_found in OWNER_GONE:
+        resolved_by = OWNER_GONE[pod.owner_found]
+        return WorkloadRef("Pod", namespace, pod.name, resolved_by, note=_gone_note(here, pod))
+    version = pod.owner_api_version
     scope = index.scope_of(kind, namespace, name)
     if scope is not None:
-        return WorkloadRef(kind, scope, name, "owner index")
-    return _guessed(pod, index) or WorkloadRef(kind, namespace, name, "owner reference")
+        return WorkloadRef(kind, scope, name, "owner index", api_version=version)
+    named = WorkloadRef(kind, namespace, name, "owner reference", api_version=version)
+    note = _missing_note(named, here, pod.owner_found, pod.owner_uid)
+    guessed = _guessed(pod, index)
+    if guessed is not None and note:
+        told = f"{note}; its controller, {guessed.ref()}, is named from the {guessed.resolved_by}"
+        return replace(guessed, note=told)
+    return guessed or replace(named, note=note)
 
 
 def _guessed(pod: Pod, index: OwnerIndex) -> WorkloadRef | None:
@@ -217,7 +270,58 @@ def _owner_of(ref: WorkloadRef, index: OwnerIndex) -> WorkloadRef | None:
     # A namespaced object's owner is in its namespace or cluster-scoped (a ClusterPolicy).
     scope = index.scope_of(link.owner_kind, link.namespace, link.owner_name)
     namespace = link.namespace if scope is None else scope
-    return WorkloadRef(link.owner_kind, namespace, link.owner_name, "owner index")
+    above = WorkloadRef(
+        link.owner_kind,
+        namespace,
+        link.owner_name,
+        "owner index",
+        api_version=link.owner_api_version,
+    )
+    note = (
+        ""
+        if scope is not None
+        else _missing_note(above, ref.ref(), link.owner_found, link.owner_uid)
+    )
+    if link.owner_via:
+        # An Argo Rollout running this workload's template (spec.workloadRef): the template
+        # is edited here, and the Rollout rolls it out.
+        via = f"{ref.ref()} runs this {link.owner_kind}'s pod template ({link.owner_via})"
+        note = f"{via}; {note}" if note else via
+        return replace(above, resolved_by="workloadRef", note=note)
+    return replace(above, note=note)
+
+
+def _missing_note(owner: WorkloadRef, dependent: str, found: str, uid: str) -> str:
+    """What the evidence says of an owner the snapshot lacks ("" for one it holds, or where
+    it cannot tell: a link or pod stored before it was recorded, a watched pod)."""
+    by = f" (uid {uid})" if uid else ""
+    if found == ABSENT:
+        return (
+            f"{owner.ref()} is not in the snapshot: {dependent} names it as its owner{by}, and "
+            f"no {owner.kind} of that name was read (deleted, or its kind not exported or not "
+            f"listable by the sync's account)"
+        )
+    return ""
+
+
+def _gone_note(dependent: str, named: Pod | OwnerLink) -> str:
+    """Why the chain stops at `dependent`: the owner it names by uid is no object of its
+    namespace (OWNER_GONE)."""
+    owner = f"{named.owner_kind} {named.owner_name}"
+    by = f" by uid {named.owner_uid}" if named.owner_uid else ""
+    if named.owner_found == ELSEWHERE:
+        why = (
+            f"{dependent} names {owner} as its owner{by}, an object of another namespace: "
+            f"Kubernetes never follows an owner reference across namespaces (its garbage "
+            f"collector takes the owner as absent), and no {named.owner_kind} of this namespace "
+            f"is that owner"
+        )
+    else:
+        why = (
+            f"{dependent} names {owner} as its owner{by}, but the {owner} in the snapshot is "
+            f"another object (another uid): the owner it names was deleted and its name reused"
+        )
+    return f"{why}; so {dependent} is the thing to change"
 
 
 def _deployment(pod: Pod, replica_set: str) -> WorkloadRef | None:

@@ -96,4 +96,7 @@ def _owner_facts(namespace: str, name: str, data: dict[str, Any]) -> snap.Pod:
         labels=dict(data.get("labels") or {}),
         owner_kind=data.get("owner_kind"),
         owner_name=data.get("owner_name"),
+        owner_uid=data.get("owner_uid") or "",
+        owner_api_version=data.get("owner_api_version") or "",
+        owner_found=data.get("owner_found") or "",
     )

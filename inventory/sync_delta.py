@@ -144,7 +144,8 @@ def _apply(
 def _normalised(objects: list[dict[str, Any]], inputs: dict[str, Any]) -> snap.ClusterSnapshot:
     # The same reader as a full sync: one truth for what an object means. The delta holds no
     # operator Deployment or namespace labels, so the stored platform namespaces come along.
-    return normalise((o for o in objects if o.get("kind") != "Node"), **inputs)
+    # Only the changes: an owner missing from them is no owner missing from the cluster.
+    return normalise((o for o in objects if o.get("kind") != "Node"), whole=False, **inputs)
 
 
 # --- other objects -----------------------------------------------------------------------------

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from posture.rules.holding import ENV_RESOURCE
+from posture.rules.pod.injectors import SIDECARSET
+from posture.rules.pod.injectors import sidecarset_of as sidecarset_injector
 
 if TYPE_CHECKING:
     from posture.actions import ActionFinding
@@ -67,7 +69,22 @@ def injector_of(finding: ActionFinding) -> str | None:
     if finding.evidence.get("volumes"):  # an image volume is the workload's own manifest's
         return None
     meshes = {str(c.get("injected_by") or "") if isinstance(c, dict) else "" for c in containers}
-    return meshes.pop() if len(meshes) == 1 and "" not in meshes else None
+    mesh = meshes.pop() if len(meshes) == 1 else ""
+    # A SidecarSet's is no mesh's: its own action (sidecarset_of).
+    return mesh if mesh and not mesh.startswith(SIDECARSET) else None
+
+
+def sidecarset_of(finding: ActionFinding) -> str | None:
+    """The OpenKruise SidecarSet ("SidecarSet <name>") that injected everything a workload
+    finding names (`injected_by` on each container's and volume's entry): it is removed or
+    changed there, once for every workload whose pods it injects (the workloads' templates
+    hold none of it). None where anything is the workload's own: its manifest is changed too,
+    so it keeps its own action."""
+    entries = [
+        *(finding.evidence.get("containers") or ()),
+        *(finding.evidence.get("volumes") or ()),
+    ]
+    return sidecarset_injector(entries)
 
 
 def cdi_policy(finding: ActionFinding) -> str | None:

@@ -216,7 +216,7 @@ def actions_refresh(
 
 # Changed with the grouping's rules too: a deployment's next score regroups, not only once
 # its findings change.
-STORED_SHAPE = "actions v6: a mesh's injected sidecar, one action in its injector config"
+STORED_SHAPE = "actions v7: what a Kruise SidecarSet injected, one action at the SidecarSet"
 ACTION_COLUMNS = (
     "key",
     "cluster_id",

@@ -28,6 +28,9 @@ An action is one change a platform team makes; it closes every finding in it at 
 - one setting of a mesh's sidecar injector (POD-007 of every workload whose only unpinned
   containers the mesh injected, as the pod's annotations record): Istio's or Linkerd's proxy
   image is set there, not in the workloads;
+- one change of an OpenKruise SidecarSet (the findings of one workload check whose every
+  container and volume that SidecarSet injected, as the pods' annotations record: a host path
+  it mounts, a privileged sidecar, ...), one action per SidecarSet and check;
 - one fix of one workload (the POD-* findings of one check on one workload, every container;
   POD-005 reaching /dev/nvidia-caps only through host path volumes is POD-003's removal; a
   co-tenancy pair or a SHARE-004 sharing-mode use made only through one workload's
@@ -67,6 +70,7 @@ from posture.action_shapes import (
     is_workload,
     never_sampled,
     one_pool,
+    sidecarset_of,
     telemetry_title,
 )
 from posture.action_taints import must_leave, taint_title, tenants_not_helped
@@ -81,8 +85,9 @@ from posture.action_upgrades import (
     upgrade_action_title,
     upgrade_by,
 )
-from posture.action_words import credentials_fix, injector_title
+from posture.action_words import credentials_fix, injector_title, sidecarset_title
 from posture.claims import claim_namespace, claim_title
+from posture.rules.pod.injectors import SIDECARSET
 from posture.scoring import SEVERITY_ORDER
 
 UPGRADE_CHECKS = ("STACK-001", "STACK-002", "STACK-003", "STACK-005")
@@ -274,6 +279,11 @@ def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, 
         # Only the mesh's injected sidecar is unpinned: one setting of the injector pins it in
         # every workload it injects (the title counts them).
         return (cluster, "injector", mesh), ""
+    if check in WORKLOAD_FIXES and (sidecarset := sidecarset_of(finding)) is not None:
+        # Everything it names was injected by one SidecarSet: removed there once, for every
+        # workload whose pods it injects (the title counts them).
+        fix = credentials_fix(finding.evidence) if check == "POD-008" else WORKLOAD_FIXES[check]
+        return (cluster, "injector", sidecarset, check), f"{fix} {sidecarset}"
     if check in WORKLOAD_FIXES and is_workload(finding):
         ref = f"{finding.subject_namespace}/{finding.subject_name}".lstrip("/")
         if check == "POD-005" and caps_only_through_volumes(finding):
@@ -363,6 +373,8 @@ def _action(
         title = operator_upgrade_title(members)
     elif identity[1] == "claim":
         title = claim_title(identity[2], len(members))
+    elif identity[1] == "injector" and identity[2].startswith(SIDECARSET):
+        title = sidecarset_title(title, members)
     elif identity[1] == "injector":
         title = injector_title(identity[2], members)
     elif identity[1] == "telemetry":

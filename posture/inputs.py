@@ -278,6 +278,12 @@ class PostureInputs:
         """The workload whose template `pod` is (template_pods), None for a real pod."""
         return self._templates.get((pod.namespace, pod.owner_kind or "", pod.owner_name or ""))
 
+    def workload_template(self, ref: WorkloadRef) -> Pod | None:
+        """The pod template of the workload `ref` names, where the snapshot holds it (a
+        built-in controller's); None for a custom resource's or a bare pod."""
+        workload = self._templates.get((ref.namespace, ref.kind, ref.name))
+        return workload.template if workload is not None else None
+
     @cached_property
     def _templates(self) -> dict[tuple[str, str, str], Workload]:
         return {(w.namespace, w.kind, w.name): w for w in self.snapshot.workloads if w.template}

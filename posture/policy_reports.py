@@ -49,7 +49,9 @@ SUMMARY_KEYS = ("pass", "fail", "warn", "error", "skip")
 
 # Subject kinds that are Kubernetes objects -> their apiVersion. Other subjects (a pool, a
 # sharing mode, a provider, a bulletin exposure) are not objects a report can reference:
-# they are named in the result's properties instead.
+# they are named in the result's properties instead. A workload subject whose evidence says
+# the apiVersion its owner reference gave (`workload_api_version`: a Rollout, a CloneSet, a
+# Kruise StatefulSet) is referenced by that.
 API_VERSIONS = {
     "Pod": "v1",
     "Node": "v1",
@@ -188,13 +190,39 @@ def report_result(
 
 def _resource(row: Mapping[str, Any]) -> dict[str, str] | None:
     kind = row.get("subject_kind") or ""
-    api_version = API_VERSIONS.get(kind)
+    told = _told_api_version(row)
+    if told is not None:
+        # A custom resource named with its group where it shares a built-in's kind name
+        # (StatefulSet.apps.kruise.io) is kind StatefulSet of that group's apiVersion.
+        kind, api_version = kind.partition(".")[0], told
+    else:
+        api_version = API_VERSIONS.get(kind, "")
     if not api_version or not row.get("subject_name"):
         return None
     ref = {"apiVersion": api_version, "kind": kind, "name": row["subject_name"]}
     if row.get("subject_namespace"):
         ref["namespace"] = row["subject_namespace"]
     return ref
+
+
+def _told_api_version(row: Mapping[str, Any]) -> str | None:
+    """The apiVersion the workload subject's owner reference gave (its evidence's
+    `workload_api_version`, for the workload the evidence names as the subject), where its
+    group agrees with the subject's kind; None where the snapshot did not say."""
+    evidence = row.get("evidence")
+    if not isinstance(evidence, Mapping):
+        return None
+    told = evidence.get("workload_api_version")
+    kind, namespace, name = (
+        row.get(k) or "" for k in ("subject_kind", "subject_namespace", "subject_name")
+    )
+    subject = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+    if not isinstance(told, str) or not told or evidence.get("workload") != subject:
+        return None
+    group = told.rpartition("/")[0]
+    qualifier = kind.partition(".")[2]
+    # A built-in kind ("Deployment", group apps) or one named with its group, which must agree.
+    return told if (qualifier == group if qualifier else "." not in kind) else None
 
 
 def _properties(row: Mapping[str, Any], link: str) -> dict[str, str]:

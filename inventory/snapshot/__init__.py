@@ -47,12 +47,15 @@ from inventory.snapshot.objects import (
     Subject,
     Workload,
 )
-from inventory.snapshot.pod_scope import PodScope
-from inventory.snapshot.pods import (
+from inventory.snapshot.pod_annotations import (
     FRACTION_ANNOTATIONS,
     GPU_ANNOTATIONS,
-    GPU_RESOURCE_PREFIX,
+    INJECTOR_ANNOTATIONS,
     MESH_ANNOTATIONS,
+)
+from inventory.snapshot.pod_scope import PodScope
+from inventory.snapshot.pods import (
+    GPU_RESOURCE_PREFIX,
     SHARE_SCHEDULER_RESOURCES,
     SHARE_SCHEDULERS,
     TEMPLATE_PHASE,
@@ -101,6 +104,7 @@ __all__ = [
     "FRACTION_ANNOTATIONS",
     "GPU_ANNOTATIONS",
     "MESH_ANNOTATIONS",
+    "INJECTOR_ANNOTATIONS",
     "GPU_RESOURCE_PREFIX",
     "SHARE_SCHEDULER_RESOURCES",
     "SHARE_SCHEDULERS",

@@ -227,3 +227,13 @@ class OwnerLink:
     name: str
     owner_kind: str | None = None  # None: it has no owner (a bare ReplicaSet or Job)
     owner_name: str | None = None
+    # The owner reference's uid and apiVersion ("" where it gives none), and what the snapshot
+    # holds of that owner (as Pod.owner_found: "read", "absent", "replaced", "elsewhere"; ""
+    # where not recorded, a link stored before it was).
+    owner_uid: str = ""
+    owner_api_version: str = ""
+    owner_found: str = ""
+    # How the owner was named: "" by the controller ownerReference; "spec.workloadRef" where
+    # an Argo Rollout runs the pod template of the workload it names there (the Rollout has no
+    # template of its own: that workload's is the one to edit, inventory.owners).
+    owner_via: str = ""

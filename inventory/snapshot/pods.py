@@ -8,6 +8,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from inventory.snapshot.accelerators import is_judged_accelerator
+from inventory.snapshot.pod_annotations import (
+    FRACTION_ANNOTATIONS,
+    FRACTION_CONTAINER_ANNOTATION,
+)
 from inventory.snapshot.pod_scope import PodScope
 from inventory.snapshot.quantity import gpu_count
 from inventory.snapshot_dra import PodClaim
@@ -35,12 +39,6 @@ SHARE_SCHEDULERS = {
     "tke.cloud.tencent.com/qgpu-memory": "Tencent qGPU",
 }
 SHARE_SCHEDULER_RESOURCES = frozenset(SHARE_SCHEDULERS)
-# The annotations those schedulers name a pod's GPUs in: Volcano's vGPU device ids (HAMi's
-# format, "GPU-<uuid>,NVIDIA,<mem>,<cores>:;"), the index of the GPU Aliyun's gpushare
-# extender chose, and Koordinator's allocation (JSON, {"gpu": [{"minor": N, ...}]}).
-VOLCANO_ALLOCATED = "volcano.sh/vgpu-ids-new"
-ALIYUN_GPU_INDEX = "ALIYUN_COM_GPU_MEM_IDX"
-KOORD_ALLOCATED = "scheduling.koordinator.sh/device-allocated"
 # NVIDIA's Network Operator advertises NICs under the same prefix: SR-IOV VFs (`hostdev`,
 # `sriov_rdma_vf`, `mlnx_sriov_netdevice`), shared RDMA devices (`rdma_shared_device_a`),
 # InfiniBand VFs (`ib_sriov`). The NicClusterPolicy chooses the names, but they name the
@@ -51,39 +49,6 @@ _NIC_WORDS = re.compile(r"rdma|sriov|hostdev|netdevice|mlnx|infiniband|(^|_)ib(_
 # not exist, so it is never active and never counted where pods run; only the pod-hardening
 # checks judge it (posture.inputs.PostureInputs.template_pods).
 TEMPLATE_PHASE = "Template"
-# KAI Scheduler (and Run:ai before it): a pod asks for a share of one GPU by annotation.
-FRACTION_ANNOTATIONS = ("gpu-fraction", "gpu-memory")
-# The pod annotations kept (GPU scheduling facts, never anything else a pod carries): KAI's
-# fraction request, how many GPUs it spans and the container it is for, the GPU a reservation pod
-# holds (its UUID despite the name), Run:ai's older GPU index of a fraction pod, HAMi's devices
-# allocated, and the GPUs Volcano vGPU, Aliyun's gpushare and Koordinator name for a pod.
-FRACTION_CONTAINER_ANNOTATION = "gpu-fraction-container-name"
-GPU_ANNOTATIONS = frozenset(
-    {
-        *FRACTION_ANNOTATIONS,
-        "gpu-fraction-num-devices",
-        FRACTION_CONTAINER_ANNOTATION,
-        "run.ai/reserve_for_gpu_index",
-        "runai-gpu",
-        "hami.io/vgpu-devices-allocated",
-        VOLCANO_ALLOCATED,
-        ALIYUN_GPU_INDEX,
-        KOORD_ALLOCATED,
-    }
-)
-# Istio's per-pod traffic capture annotations, also kept: they let a pod's traffic to some
-# addresses or ports skip its sidecar, and so skip a mesh-wide REGISTRY_ONLY (K8S-007).
-MESH_ANNOTATIONS = frozenset(
-    {
-        "traffic.sidecar.istio.io/excludeOutboundIPRanges",
-        "traffic.sidecar.istio.io/excludeOutboundPorts",
-        "traffic.sidecar.istio.io/includeOutboundIPRanges",
-        # What a mesh's injector wrote: Istio's lists the containers it injected, Linkerd's
-        # says its proxy was (POD-007 tells the injector's sidecar from the workload's own).
-        "sidecar.istio.io/status",
-        "linkerd.io/proxy-version",
-    }
-)
 
 
 def recorded_time(value: object) -> datetime | None:
@@ -225,12 +190,19 @@ class Pod:
     labels: dict[str, str] = field(default_factory=dict)
     owner_kind: str | None = None
     owner_name: str | None = None
+    # The owner reference's uid and apiVersion as written ("" where it gives none), and what
+    # the snapshot holds of that owner (OWNER_FOUND in inventory.owners: "read", "absent",
+    # "replaced" by another object of its name, "elsewhere"; "" where not recorded: a pod
+    # stored before it was, a watched pod, a template). Kubernetes knows an owner by its uid.
+    owner_uid: str = ""
+    owner_api_version: str = ""
+    owner_found: str = ""
     node_selector: dict[str, str] = field(default_factory=dict)
     tolerations: tuple[dict[str, str], ...] = ()
     # GPU scheduling annotations only (GPU_ANNOTATIONS: KAI / Run:ai fractions and reservations,
-    # HAMi's allocation) and the mesh's (MESH_ANNOTATIONS: Istio's traffic capture, a mesh
-    # injector's record of its sidecar); every other annotation
-    # is dropped when the pod is read.
+    # HAMi's allocation), the mesh's (MESH_ANNOTATIONS: Istio's traffic capture, a mesh
+    # injector's record of its sidecar) and OpenKruise's SidecarSet record (INJECTOR_ANNOTATIONS);
+    # every other annotation is dropped when the pod is read.
     annotations: dict[str, str] = field(default_factory=dict)
     # DRA: spec.resourceClaims, each with the claim it resolved to (status.resourceClaimStatuses),
     # then the claim made for its extended-resource requests where DRA serves them (KEP-5004)

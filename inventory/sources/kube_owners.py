@@ -22,6 +22,7 @@ from typing import Any
 from inventory.sources.base import SourceError
 from inventory.sources.kube_admission import ADMISSION_CUSTOM_KINDS
 from inventory.sources.kube_kinds import DRA_KINDS, KINDS, OPTIONAL_CUSTOM_KINDS
+from inventory.sources.owner_links import template_fields
 from inventory.sources.raw import dicts, mapping, text
 
 MAX_ROUNDS = 6  # owners of owners: KServe's, the longest known, needs four above a Deployment
@@ -113,15 +114,20 @@ def resource_of(discovery: Any, kind: str) -> str | None:
 
 
 def slim(item: dict[str, Any], api_version: str, kind: str) -> dict[str, Any]:
-    """Only what owner resolution reads: kind, apiVersion, and the metadata naming the object,
-    its scope and its owners (inventory/sources/owner_links.py)."""
+    """Only what owner resolution reads: kind, apiVersion, the metadata naming the object, its
+    scope and its owners, and an Argo Rollout's workloadRef (inventory/sources/owner_links.py)."""
     metadata = mapping(item.get("metadata"))
     kept = ("name", "namespace", "uid", "ownerReferences", "labels")
-    return {
+    slimmed = {
         "apiVersion": text(item.get("apiVersion")) or api_version,
         "kind": text(item.get("kind")) or kind,
         "metadata": {key: metadata[key] for key in kept if key in metadata},
     }
+    # An Argo Rollout's workloadRef names the workload whose template it runs: the top of
+    # its pods' chain, as a snapshot of the same cluster has it.
+    if spec := template_fields({**item, **slimmed}):
+        slimmed["spec"] = spec
+    return slimmed
 
 
 def label_of(api_version: str, kind: str) -> str:

@@ -64,6 +64,7 @@ def normalise(
     configured_platform: Collection[str] = (),
     tenant_namespaces: Collection[str] = (),
     listed: Collection[str] = (),
+    whole: bool = True,
 ) -> ClusterSnapshot:
     """Normalise the items of a `kubectl get ... -A -o json` List (already flattened).
 
@@ -73,9 +74,11 @@ def normalise(
     Raises SnapshotError for an item that is not a Kubernetes object; an object whose content
     cannot be read is skipped with a warning. The result does not depend on the order of the
     objects. `listed`: the kinds a live list read to the end, of which none is an answer.
+    `whole`: the objects are all the source holds (a list or an export), so an owner they lack
+    is not in the snapshot; False for a watch re-sync's changes (inventory.sources.owner_links).
     """
     with gc_paused():  # tens of thousands of dataclasses, no cycles among them
-        return _normalise(objects, configured_platform, tenant_namespaces, listed)
+        return _normalise(objects, configured_platform, tenant_namespaces, listed, whole)
 
 
 def _normalise(
@@ -83,8 +86,10 @@ def _normalise(
     configured_platform: Collection[str],
     tenant_namespaces: Collection[str],
     listed: Collection[str] = (),
+    whole: bool = True,
 ) -> ClusterSnapshot:
     collected = Collected()
+    collected.owner_notes.whole = whole
     counts: Counter[str] = Counter()
     seen: set[tuple[str, str | None, str]] = set()
     for index, obj in enumerate(objects):
@@ -148,8 +153,9 @@ def _snapshot(
     )
     claims = claim_node_paths(collected.persistent_volumes)
     handlers, resolve = collected.runtime_handlers, nvidia_runtime.with_runtime_handler
+    checked = collected.owner_notes.pods_checked(collected.pods)  # what holds each one's owner
     pods = sorted(
-        (resolve(with_claim_paths(p, claims), handlers) for p in collected.pods),
+        (resolve(with_claim_paths(p, claims), handlers) for p in checked),
         key=lambda p: (p.namespace, p.name),
     )
     workloads = [

@@ -146,6 +146,8 @@ def owner_link_from(obj: dict[str, Any], namespace: str) -> OwnerLink:
         # Named as a pod's owner is (inventory.owners.qualified_kind), so the chain meets it.
         owner_kind=qualified_kind(kind, text(owner.get("apiVersion"), "") or "") if kind else kind,
         owner_name=text(owner.get("name")),
+        owner_uid=text(owner.get("uid"), "") or "",
+        owner_api_version=text(owner.get("apiVersion"), "") or "",
     )
 
 

@@ -10,6 +10,7 @@ from inventory.owners import qualified_kind
 from inventory.snapshot import (
     GPU_ANNOTATIONS,
     GPU_RESOURCE_PREFIX,
+    INJECTOR_ANNOTATIONS,
     MESH_ANNOTATIONS,
     SHARE_SCHEDULER_RESOURCES,
     TEMPLATE_PHASE,
@@ -51,6 +52,7 @@ _TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
 }
 
+KEPT_ANNOTATIONS = GPU_ANNOTATIONS | MESH_ANNOTATIONS | INJECTOR_ANNOTATIONS
 _ENV_SOURCES = ("secretKeyRef", "configMapKeyRef", "fieldRef", "resourceFieldRef")
 _KEY_REFS = ("secretKeyRef", "configMapKeyRef")  # their object and key are kept (names only)
 
@@ -71,7 +73,13 @@ def pod_from_object(obj: dict[str, Any], namespace: str) -> Pod:
         annotations=gpu_annotations(meta(obj).get("annotations")),
         resource_claims=pod_claims(mapping(obj.get("spec")), dig(obj, "status")),
     )
-    return replace(pod, volumes=_ephemeral_claims(pod), **held_times(dig(obj, "status")))
+    # Kubernetes knows an owner by its uid: the snapshot's object of that name may be another
+    # (inventory.sources.owner_links says what the snapshot holds of it).
+    owned = {
+        "owner_uid": text(owner.get("uid"), "") or "",
+        "owner_api_version": text(owner.get("apiVersion"), "") or "",
+    }
+    return replace(pod, volumes=_ephemeral_claims(pod), **owned, **held_times(dig(obj, "status")))
 
 
 def _ephemeral_claims(pod: Pod) -> tuple[Volume, ...]:
@@ -111,9 +119,10 @@ def _owner_kind(owner: dict[str, Any]) -> str | None:
 
 
 def gpu_annotations(value: Any) -> dict[str, str]:
-    """The GPU scheduling annotations of an object (GPU_ANNOTATIONS) and Istio's traffic
-    capture and sidecar injection ones (MESH_ANNOTATIONS); nothing else is kept."""
-    found = {k: v for k, v in mapping(value).items() if k in GPU_ANNOTATIONS | MESH_ANNOTATIONS}
+    """The GPU scheduling annotations of an object (GPU_ANNOTATIONS), Istio's traffic capture
+    and sidecar injection ones (MESH_ANNOTATIONS) and OpenKruise's record of the SidecarSets
+    that injected the pod (INJECTOR_ANNOTATIONS); nothing else is kept."""
+    found = {k: v for k, v in mapping(value).items() if k in KEPT_ANNOTATIONS}
     return str_dict(found) if found else {}
 
 

@@ -155,6 +155,10 @@ def workload_draft(
         "tenant": tenant.slug,
         "trust_class": tenant.trust_class.slug,
     }
+    if workload.note:
+        # How the chain ended where the snapshot could not show it as read (an owner not in
+        # it, one replaced by another object of its name) or a Rollout runs this template.
+        context["owner_note"] = workload.note
     if tenant.slug == UNCLASSIFIED:
         # Fail closed (DESIGN §3), and say how the namespace gets its owner.
         context["why_unclassified"] = (
@@ -173,6 +177,10 @@ def workload_draft(
         workload = pod_workload
         # Not the workload's template: an exemption of the workload does not cover it.
         chain = frozenset({("Pod", pod.namespace, pod.name)})
+    if workload.api_version:
+        # As the owner reference gave it: a custom resource's (argoproj.io/v1alpha1) is known
+        # nowhere else (posture.policy_reports references the subject by it).
+        context["workload_api_version"] = workload.api_version
     if pod.phase == TEMPLATE_PHASE:
         # No pod of the workload runs: its template was judged (PostureInputs.template_pods).
         context["resolved_by"] = "pod template"

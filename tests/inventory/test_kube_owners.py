@@ -15,6 +15,7 @@ from inventory.sources.kube_owners import (
     slim,
     unread_owner_kinds,
 )
+from inventory.sources.owner_links import template_ref
 from tests.inventory import owner_chain_world as world
 
 
@@ -73,6 +74,21 @@ def test_only_what_owner_resolution_needs_is_kept():
     kept = slim(item, "ray.io/v1", "RayCluster")
     assert set(kept) == {"apiVersion", "kind", "metadata"}
     assert set(kept["metadata"]) == {"name", "namespace", "uid", "ownerReferences", "labels"}
+
+
+def test_a_rollouts_workload_ref_is_kept_and_its_template_is_not():
+    """A live sync names a Rollout's pods as a snapshot does: by the Deployment its
+    workloadRef names (owner_links), whose template is the one to edit."""
+    item = world.obj("argoproj.io/v1alpha1", "Rollout", "embedder", None)
+    ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "embedder"}
+    item["spec"] = {"replicas": 2, "workloadRef": ref, "strategy": {"canary": {}}}
+    assert slim(item, "argoproj.io/v1alpha1", "Rollout")["spec"] == {"workloadRef": ref}
+    own = {"containers": [{"name": "m", "image": "x:1", "env": [{"name": "K", "value": "s"}]}]}
+    item["spec"] = {"template": {"spec": own}}
+    kept = slim(item, "argoproj.io/v1alpha1", "Rollout")
+    assert "containers" not in str(kept) and template_ref(kept) is None  # its own: no workloadRef
+    item["spec"]["workloadRef"] = ref  # both (the API refuses it): its own template runs
+    assert template_ref(slim(item, "argoproj.io/v1alpha1", "Rollout")) is None
 
 
 @pytest.mark.parametrize(

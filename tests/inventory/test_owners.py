@@ -15,7 +15,7 @@ from inventory.owners import (
     template_labels,
     workload_of,
 )
-from inventory.snapshot import OwnerLink, Pod
+from inventory.snapshot import Pod
 from inventory.sources.normalise import normalise
 
 
@@ -59,12 +59,16 @@ def test_normalise_keeps_only_the_owner_of_replicasets_jobs_and_cronjobs():
             owned("CronJob", "nightly"),
         ]
     )
-    assert snapshot.owners == (
-        OwnerLink("CronJob", "team-a", "nightly"),
-        OwnerLink("Job", "team-a", "nightly-28930140", "CronJob", "nightly"),
-        OwnerLink("Job", "team-a", "once"),
-        OwnerLink("ReplicaSet", "team-a", "trainer-5d9c7b8f6", "Deployment", "trainer"),
-    )
+    # Each link says what the snapshot holds of its owner: the CronJob, not the Deployment.
+    assert [
+        (o.kind, o.namespace, o.name, o.owner_kind, o.owner_name, o.owner_found)
+        for o in snapshot.owners
+    ] == [
+        ("CronJob", "team-a", "nightly", None, None, ""),
+        ("Job", "team-a", "nightly-28930140", "CronJob", "nightly", "read"),
+        ("Job", "team-a", "once", None, None, ""),
+        ("ReplicaSet", "team-a", "trainer-5d9c7b8f6", "Deployment", "trainer", "absent"),
+    ]
     assert "secret-ish" not in json.dumps([o.__dict__ for o in snapshot.owners])  # no spec
 
 
@@ -255,7 +259,9 @@ def test_a_volcano_job_is_not_taken_for_a_batch_job():
         "spec": {"containers": [{"name": "main", "image": "x:1"}]},
     }
     snapshot = normalise([batch, volcano, raw])
-    assert snapshot.owners == (OwnerLink("Job", "team-a", "train", "CronJob", "nightly"),)
+    assert [(o.kind, o.namespace, o.name, o.owner_kind, o.owner_name) for o in snapshot.owners] == [
+        ("Job", "team-a", "train", "CronJob", "nightly")
+    ]
     (pod,) = snapshot.pods
     found = workload_of(pod, OwnerIndex(snapshot.owners))
     assert (found.kind, found.name, found.resolved_by) == (

@@ -282,6 +282,58 @@ def test_a_controller_the_owner_chain_names_is_referenced_as_its_object(kind, ap
     ]
 
 
+@pytest.mark.parametrize(
+    ("kind", "api_version", "expected"),
+    [
+        ("Rollout", "argoproj.io/v1alpha1", ("argoproj.io/v1alpha1", "Rollout")),
+        ("CloneSet", "apps.kruise.io/v1alpha1", ("apps.kruise.io/v1alpha1", "CloneSet")),
+        # A custom resource named with its group: the kind is the CRD's, by its apiVersion.
+        (
+            "StatefulSet.apps.kruise.io",
+            "apps.kruise.io/v1beta1",
+            ("apps.kruise.io/v1beta1", "StatefulSet"),
+        ),
+        ("PipelineRun", "tekton.dev/v1", ("tekton.dev/v1", "PipelineRun")),
+        # A group that disagrees with the kind's own is not taken.
+        ("StatefulSet.apps.kruise.io", "apps/v1", None),
+    ],
+)
+def test_a_custom_resource_subject_is_referenced_by_the_api_version_its_owner_gave(
+    kind, api_version, expected
+):
+    """exports.md: `resources` is left out only for subjects that are not Kubernetes objects.
+    A workload the owner chain names is one; its owner reference told its apiVersion."""
+    evidence = {"workload": f"{kind} team-alpha/trainer", "workload_api_version": api_version}
+    (report,) = report_documents("openreports", [row(subject_kind=kind, evidence=evidence)], CHECKS)
+    got = report["results"][0].get("resources")
+    if expected is None:
+        assert got is None
+    else:
+        assert got == [
+            {
+                "apiVersion": expected[0],
+                "kind": expected[1],
+                "name": "trainer",
+                "namespace": "team-alpha",
+            }
+        ]
+
+
+def test_an_api_version_told_for_another_workload_than_the_subject_is_not_taken():
+    """A debug container's finding is its pod's: the evidence's workload is then the pod, and
+    an apiVersion told for the controller would not be the pod's."""
+    evidence = {
+        "workload": "Rollout team-alpha/ranker",
+        "workload_api_version": "argoproj.io/v1alpha1",
+    }
+    (report,) = report_documents(
+        "openreports",
+        [row(subject_kind="Rollout", subject_name="other", evidence=evidence)],
+        CHECKS,
+    )
+    assert "resources" not in report["results"][0]
+
+
 def test_a_tenant_viewer_gets_their_namespaces_only():
     documents = report_documents("openreports", ROWS, CHECKS, namespaces=frozenset({"team-beta"}))
     namespaces = [d["metadata"].get("namespace") for d in documents]

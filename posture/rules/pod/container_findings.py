@@ -18,17 +18,21 @@ each container of a pod (ContainerHit). This module files the hits:
 - a debug container (`kubectl debug`) is its pod's own finding, apart from the workload's
   (subjects.container_subject);
 - what a check finds in the pod's own volumes (POD-007's image volumes, pulled like a
-  container's image) is the workload's, listed in the evidence's `volumes`.
+  container's image) is the workload's, listed in the evidence's `volumes`;
+- a container an OpenKruise SidecarSet injected is still filed under the workload whose pods
+  run it (its tenant is affected), its entry saying `injected_by` "SidecarSet <name>": the
+  SidecarSet is where it is changed (posture.rules.pod.injectors, posture.actions).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from inventory.snapshot import Container, Pod
 from posture.inputs import PostureInputs, TenantInfo
+from posture.rules.pod.injectors import sidecarset_containers
 from posture.rules.registry import FindingDraft, worst_severity
 from posture.rules.subjects import container_subject, workload_draft
 
@@ -77,7 +81,7 @@ def container_drafts(
     parts: list[tuple[PodHits, str, list[ContainerHit], list[dict[str, Any]] | None]] = []
     # subject -> ("container" or "volume", name) -> entry
     entries: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
-    for pod_hits in found:
+    for pod_hits in map(_injected_marked, found):
         workload = inputs.workload_of(pod_hits.pod).ref() if pod_hits.volumes is not None else ""
         groups = _by_subject(inputs, pod_hits)
         if pod_hits.volumes:
@@ -104,6 +108,21 @@ def container_drafts(
             severity=worst_severity(hit.severity for hit in hits),
             pod_facts=_pod_facts(pod_hits, hits),
         )
+
+
+def _injected_marked(pod_hits: PodHits) -> PodHits:
+    """The hits, each container a SidecarSet injected saying so (`injected_by`), unless the
+    check said who injected it already (POD-007 names a mesh's)."""
+    injected = sidecarset_containers(pod_hits.pod)
+    if not injected:
+        return pod_hits
+    hits = [
+        replace(hit, evidence={**hit.evidence, "injected_by": injected[hit.container.name]})
+        if hit.container.name in injected and "injected_by" not in hit.evidence
+        else hit
+        for hit in pod_hits.hits
+    ]
+    return replace(pod_hits, hits=hits)
 
 
 def _by_subject(inputs: PostureInputs, pod_hits: PodHits) -> dict[str, list[ContainerHit]]:

@@ -25,6 +25,7 @@ from posture.rules.pod.host_areas import (
     dangerous_host_path,
     local_volume_node_path,
 )
+from posture.rules.pod.injectors import injected_volumes
 from posture.rules.pod.neighbours import AFFECTS, reaching_neighbours
 from posture.rules.pod.nvidia_free import other_vendor_only
 from posture.rules.registry import TITLE_MAX, FindingDraft, check
@@ -66,7 +67,10 @@ MIG_CAP_ENV_OFF = ("", "none", "void")
         "`pod-security.kubernetes.io/enforce: baseline` on the tenant namespace, which "
         "forbids hostPath volumes. For a claim, delete the hostPath or local PersistentVolume "
         "named in the evidence (or give it a path of its own under a data directory) and "
-        "let tenants claim storage only from a provisioner."
+        "let tenants claim storage only from a provisioner. A volume the evidence says was "
+        "`injected_by` an OpenKruise SidecarSet is not in the workload's template: remove it "
+        "from that SidecarSet (its `spec.volumes` and its containers' `volumeMounts`), which "
+        "injects it into every pod it selects."
     ),
     mappings=("ATT&CK:T1611",),
 )
@@ -79,7 +83,7 @@ def _host_path_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
     # it), listing each dangerous volume in `volumes`. Every pod is read before the first
     # draft, so each replica's draft carries the title naming all of the workload's volumes.
     found = [
-        (pod, tenant, volumes)
+        (pod, tenant, _injected_marked(inputs, pod, volumes))
         for pod, tenant in hardening_pods(inputs)
         if (volumes := dangerous_volumes(pod))
     ]
@@ -91,6 +95,21 @@ def _host_path_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
         ref = inputs.workload_of(pod).ref()
         title = host_paths_title(ref, list(named[ref].values()))
         yield workload_draft("POD-003", inputs, pod, tenant, {"volumes": volumes}, title=title)
+
+
+def _injected_marked(
+    inputs: PostureInputs, pod: Pod, volumes: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The entries, each volume an OpenKruise SidecarSet added saying so (`injected_by`): the
+    workload's template holds none of it, the SidecarSet is where it is removed (injectors)."""
+    template = inputs.workload_template(inputs.workload_of(pod))
+    injected = injected_volumes(pod, template)
+    return [
+        {**entry, "injected_by": injected[entry["volume"]]}
+        if entry["volume"] in injected
+        else entry
+        for entry in volumes
+    ]
 
 
 def dangerous_volumes(pod: Pod) -> list[dict[str, Any]]:
@@ -128,7 +147,8 @@ def host_paths_title(ref: str, volumes: list[dict[str, Any]]) -> str:
 def _volume_named(entry: dict[str, Any]) -> str:
     through = entry.get("through") or {}
     pv = f", PersistentVolume {through['persistent_volume']}" if through else ""
-    return f"{entry['host_path']} (volume {entry['volume']}{pv})"
+    by = f", injected by {entry['injected_by']}" if entry.get("injected_by") else ""
+    return f"{entry['host_path']} (volume {entry['volume']}{pv}{by})"
 
 
 def node_path_of(volume: Volume) -> str | None:

@@ -4,7 +4,6 @@ pulls from a registry as it pulls a container's image, Kubernetes 1.31+)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,14 +20,13 @@ from posture.rules.pod.container_findings import (
     containers_named,
     listed,
 )
+from posture.rules.pod.injectors import injected_containers
 from posture.rules.registry import FindingDraft, check
 
 DOCKER_HUB = "docker.io"
 # Docker Hub's other names: the daemon rewrites them to docker.io.
 DOCKER_HUB_ALIASES = ("index.docker.io", "registry-1.docker.io", "registry.hub.docker.com")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-# Linkerd's injector adds these containers and records its proxy's version on the pod.
-LINKERD_CONTAINERS = ("linkerd-proxy", "linkerd-init", "linkerd-network-validator")
 
 
 @dataclass(frozen=True)
@@ -167,26 +165,6 @@ def _volume_entry(index: int, volume: Volume, ref: ImageRef, problems: list[str]
         "digest": ref.digest,
         "problems": problems,
     }
-
-
-def injected_containers(pod: Pod) -> dict[str, str]:
-    """container name -> the mesh ("istio", "linkerd") whose injector added it, as the pod's
-    own annotations record: its image is set in the mesh's injector config, not the workload's
-    manifest. Istio's `sidecar.istio.io/status` lists the containers it injected; Linkerd's
-    `linkerd.io/proxy-version` says its proxy (and init container) were."""
-    found: dict[str, str] = {}
-    status = pod.annotations.get("sidecar.istio.io/status", "")
-    try:
-        listed = json.loads(status) if status else {}
-    except ValueError:
-        listed = {}
-    if isinstance(listed, dict):
-        for field in ("containers", "initContainers"):
-            names = listed.get(field)
-            found.update({str(n): "istio" for n in names if n} if isinstance(names, list) else {})
-    if pod.annotations.get("linkerd.io/proxy-version"):
-        found.update({n: "linkerd" for n in LINKERD_CONTAINERS})
-    return found
 
 
 def _image_entry(
