@@ -208,6 +208,18 @@ def test_an_expired_resource_version_lists_everything(api, listed, tmp_path):
     assert Pod.objects.filter(cluster=listed, name="inference-1").exists()
 
 
+def test_a_watch_refused_with_an_http_410_lists_everything(api, listed, tmp_path):
+    """A server may answer an expired resourceVersion with an HTTP 410 instead of an ERROR
+    event: the same full list, not a failed run whose next attempts watch from the same place
+    until the full resync."""
+    api.replace_objects(changed_world())
+    api.fail("/api/v1/pods", status=410)
+    run = cluster_sync(cluster=listed, source=source(api, tmp_path))
+    assert (run.status, run.mode) == ("succeeded", "full")
+    assert any("watching Pod: HTTP 410" in w for w in run.warnings)
+    assert Pod.objects.filter(cluster=listed, name="inference-1").exists()
+
+
 def test_a_watch_that_fails_keeps_the_last_good_inventory(api, listed, tmp_path):
     before, state = inventory(listed), dict(listed.watch_state)
     api.replace_objects(changed_world())

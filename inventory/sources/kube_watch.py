@@ -9,11 +9,11 @@ from typing import Any
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
-from inventory.sources.base import SourceError
+from inventory.sources.base import SourceError, WatchExpired
 from inventory.sources.kube_admission import is_admission_label
 from inventory.sources.kube_kinds import OPTIONAL_KINDS, TOLERANT_KINDS
 from inventory.sources.kube_unread import unread_warning, unwatched_warning
-from inventory.sources.kube_wire import api_error, watch_events
+from inventory.sources.kube_wire import api_error, status_message, watch_events
 
 Events = list[tuple[str, dict[str, Any]]]
 
@@ -39,6 +39,11 @@ def watch_kind(
     except ApiException as exc:
         if exc.status == 404 and kind in OPTIONAL_KINDS:
             return [], since, None  # the CRD went away: nothing of it to keep
+        if exc.status == 410:
+            # A server may refuse an expired resourceVersion with an HTTP 410 rather than a
+            # 410 ERROR event (API concepts, "410 Gone responses"): only a full list helps,
+            # and watching from the same place again would fail until the full resync.
+            raise WatchExpired(f"watching {kind}: HTTP 410: {status_message(exc)}") from exc
         if exc.status in (401, 403) and kind in TOLERANT_KINDS:
             # The rest of the watch goes on; the run says this kind was not read, and the
             # next sync watches it from here again.
