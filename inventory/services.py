@@ -139,10 +139,12 @@ def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token
     fallback = None
     if _watch_possible(cluster, source):
         try:
-            return _watch_sync(cluster, source, run, progress)
+            return _watch_sync(cluster, source, run, progress, token)
         except (WatchExpired, NeedsFullSync) as exc:
             fallback = f"listed everything: {exc}"
         except SourceError as exc:
+            run.mode = SyncRun.Mode.WATCH  # the run says which read failed: the watch
+            run.save(update_fields=["mode"])
             sync_run_fail(run=run, error=str(exc))
             raise SyncError(str(exc), retryable=exc.retryable) from exc
     try:
@@ -184,6 +186,7 @@ def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token
     if refused:  # an empty or partial export would resolve every finding: nothing is applied
         sync_run_fail(run=run, error=refused)
         raise SyncError(refused)
+    _lease_kept_or_fail(cluster, run, token)
     run = snapshot_apply(run=run, snapshot=snapshot)
     sync_run_note(run=run, fallback=fallback, files_read=getattr(source, "files_read", None))
     _remember_watch_state(cluster, source, getattr(source, "resource_versions", None), full=True)
@@ -208,8 +211,23 @@ def _watch_possible(cluster: Cluster, source: ClusterSource) -> bool:
     )
 
 
-def _watch_sync(cluster: Cluster, source: Any, run: SyncRun, progress: Any) -> SyncRun:
+def _lease_kept_or_fail(cluster: Cluster, run: SyncRun, token: str) -> None:
+    """Apply only what we read while the cluster was ours: where our lease ran out during the
+    read and another sync took it, that sync read later and applies its own read; ours,
+    applied after it, would bring back what it saw deleted."""
+    if cluster_lock_renew(cluster=cluster, token=token):
+        return
+    error = (
+        "another sync of this cluster took over while this one read (its lease, "
+        "GPUPOSTURE_SYNC_LEASE_SECONDS, ran out): nothing of this read was applied"
+    )
+    sync_run_fail(run=run, error=error)
+    raise SyncError(error)
+
+
+def _watch_sync(cluster: Cluster, source: Any, run: SyncRun, progress: Any, token: str) -> SyncRun:
     delta = source.read_changes(dict(cluster.watch_state["kinds"]), progress)
+    _lease_kept_or_fail(cluster, run, token)
     run, touched = delta_apply(run=run, delta=delta, read_node=source.read_node)
     _remember_watch_state(cluster, source, delta.resource_versions, full=False)
     if touched:

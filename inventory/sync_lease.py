@@ -36,13 +36,15 @@ def cluster_lock_release(*, cluster: Cluster, token: str) -> None:
     )
 
 
-def cluster_lock_renew(*, cluster: Cluster, token: str) -> None:
+def cluster_lock_renew(*, cluster: Cluster, token: str) -> bool:
     """Extend our lease while we make progress, so a long sync keeps it and a dead one loses
-    it within one lease period."""
+    it within one lease period. False when it is no longer ours: our lease ran out while we
+    waited (a slow server, a long Retry-After) and another sync took it."""
     lease = timedelta(seconds=settings.GPUPOSTURE_SYNC_LEASE_SECONDS)
-    Cluster.objects.filter(pk=cluster.pk, sync_lock_token=token).update(
+    renewed = Cluster.objects.filter(pk=cluster.pk, sync_lock_token=token).update(
         sync_lock_until=timezone.now() + lease
     )
+    return renewed == 1
 
 
 def lease_remaining_seconds(*, cluster: Cluster) -> float:

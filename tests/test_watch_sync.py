@@ -232,6 +232,7 @@ def test_a_watch_that_fails_keeps_the_last_good_inventory(api, listed, tmp_path)
     assert listed.watch_state == state  # the next attempt watches from the same place
     run = listed.sync_runs.order_by("-pk").first()
     assert run.status == "failed" and "HTTP 503" in run.error
+    assert run.mode == "watch"  # the run says which read failed: the watch, not a full list
 
 
 def test_another_account_or_an_old_full_list_lists_everything(api, listed, tmp_path, settings):

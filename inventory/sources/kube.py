@@ -52,7 +52,7 @@ from inventory.sources.kube_owners import label_of, owners_read, slim
 from inventory.sources.kube_pages import list_all
 from inventory.sources.kube_unread import admission_warning, unread_warning
 from inventory.sources.kube_watch import probe_kind, watch_kind
-from inventory.sources.kube_wire import api_error, decode, identity
+from inventory.sources.kube_wire import api_error, decode, identity, one_retry
 from inventory.sources.nul_strings import NulReplaced, nul_replace
 
 
@@ -304,7 +304,7 @@ class KubeSource:
             ) from exc
         # urllib3 would silently resend a timed-out GET three times; Celery retries instead,
         # with backoff, and the run records each attempt.
-        configuration.retries = 1
+        configuration.retries = one_retry()  # a server's Retry-After wait capped
         configuration.connection_pool_maxsize = pool
         return client.ApiClient(configuration)
 
