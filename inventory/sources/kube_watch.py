@@ -47,8 +47,8 @@ def watch_kind(
         if exc.status in (401, 403) and kind in TOLERANT_KINDS:
             # The rest of the watch goes on; the run says this kind was not read, and the
             # next sync watches it from here again.
-            return [], since, unwatched_warning(kind, str(api_error(kind, exc)))
-        raise api_error(kind, exc) from exc
+            return [], since, unwatched_warning(kind, str(api_error(kind, exc, verb="watching")))
+        raise api_error(kind, exc, verb="watching") from exc
     except urllib3.exceptions.HTTPError as exc:
         raise SourceError(
             f"watching {kind}: cannot reach the API server: {exc}", retryable=True

@@ -24,8 +24,8 @@ class ApiError(Protocol):
     body: Any
 
 
-def api_error(kind: str, exc: ApiError) -> SourceError:
-    """A readable, classified error for an API answer."""
+def api_error(kind: str, exc: ApiError, *, verb: str = "listing") -> SourceError:
+    """A readable, classified error for an API answer (to a list, or `verb` "watching")."""
     message = status_message(exc)
     if exc.status in (401, 403):
         hint = (
@@ -33,9 +33,9 @@ def api_error(kind: str, exc: ApiError) -> SourceError:
             if exc.status == 401
             else "the account may not list it (grant get/list/watch, see deploy/)"
         )
-        return SourceError(f"listing {kind}: HTTP {exc.status}: {hint}: {message}", retryable=False)
+        return SourceError(f"{verb} {kind}: HTTP {exc.status}: {hint}: {message}", retryable=False)
     retryable = exc.status in (408, 410, 429) or (exc.status or 0) >= 500
-    return SourceError(f"listing {kind}: HTTP {exc.status}: {message}", retryable=retryable)
+    return SourceError(f"{verb} {kind}: HTTP {exc.status}: {message}", retryable=retryable)
 
 
 def status_message(exc: ApiError) -> str:
