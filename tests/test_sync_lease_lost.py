@@ -14,7 +14,7 @@ from django.utils import timezone
 from inventory.models import Cluster, SyncRun
 from inventory.services import SyncError, cluster_sync
 from inventory.sources.files import SnapshotFileSource
-from inventory.sources.kube_wire import RETRY_AFTER_CAP_SECONDS, CappedRetry
+from inventory.sources.kube_retry import RETRY_AFTER_CAP_SECONDS, CappedRetry
 from posture.models import Finding
 from tests.conftest import world_snapshot_path
 

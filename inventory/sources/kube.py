@@ -50,9 +50,10 @@ from inventory.sources.kube_kinds import (
 )
 from inventory.sources.kube_owners import label_of, owners_read, slim
 from inventory.sources.kube_pages import list_all
+from inventory.sources.kube_retry import one_retry
 from inventory.sources.kube_unread import admission_warning, unread_warning
 from inventory.sources.kube_watch import probe_kind, watch_kind
-from inventory.sources.kube_wire import api_error, decode, identity, one_retry
+from inventory.sources.kube_wire import api_error, decode, identity
 from inventory.sources.nul_strings import NulReplaced, nul_replace
 
 
