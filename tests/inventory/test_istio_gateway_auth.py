@@ -8,54 +8,22 @@ from __future__ import annotations
 import pytest
 
 from inventory.sources.normalise import normalise
+from tests.istio_builder import GATEWAY_SA, ingress_gateway_pod, istio_gateway, kube_object
 
-GATEWAY_LABELS = {"app": "istio-ingressgateway", "istio": "ingressgateway"}
-GATEWAY_SA = "istio-ingressgateway-service-account"
 LOGIN_PATHS = {"notPaths": ["/dex/*", "/dex/**", "/oauth2/*"]}
-
-
-def _obj(api_version, kind, name, namespace, spec, **metadata):
-    return {
-        "apiVersion": api_version,
-        "kind": kind,
-        "metadata": {"name": name, "namespace": namespace, **metadata},
-        "spec": spec,
-    }
-
-
-def gateway_pod():
-    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "istio-ingressgateway-7d9c8"}
-    return _obj(
-        "v1",
-        "Pod",
-        "istio-ingressgateway-7d9c8-x2x9q",
-        "istio-system",
-        {"serviceAccountName": GATEWAY_SA, "containers": [{"name": "istio-proxy", "image": "p"}]},
-        labels=GATEWAY_LABELS,
-        ownerReferences=[{**owner, "controller": True, "uid": "u1"}],
-    )
-
-
 # The notebook controller's Service and pod.
 NOTEBOOK = [
-    _obj("v1", "Service", "lab", "team-a", {"selector": {"statefulset": "lab"},
+    kube_object("v1", "Service", "lab", "team-a", {"selector": {"statefulset": "lab"},
          "ports": [{"name": "http-lab", "port": 80, "targetPort": 8888}]}),
-    _obj("v1", "Pod", "lab-0", "team-a", {"containers": [{"name": "lab", "image": "nb"}]},
+    kube_object("v1", "Pod", "lab-0", "team-a", {"containers": [{"name": "lab", "image": "nb"}]},
          labels={"statefulset": "lab", "notebook-name": "lab"}),
 ]  # fmt: skip
 
 
-KUBEFLOW_GATEWAY = _obj(
-    "networking.istio.io/v1",
-    "Gateway",
-    "kubeflow-gateway",
-    "kubeflow",
-    {
-        "selector": {"istio": "ingressgateway"},
-        "servers": [{"hosts": ["*"], "port": {"number": 80}}],
-    },
+KUBEFLOW_GATEWAY = istio_gateway(
+    "kubeflow-gateway", "kubeflow", servers=[{"hosts": ["*"], "port": {"number": 80}}]
 )
-NOTEBOOK_ROUTE = _obj(
+NOTEBOOK_ROUTE = kube_object(
     "networking.istio.io/v1",
     "VirtualService",
     "notebook-team-a-lab",
@@ -74,7 +42,7 @@ NOTEBOOK_ROUTE = _obj(
 
 
 def policy(name, namespace, spec, kind="AuthorizationPolicy"):
-    return _obj("security.istio.io/v1", kind, name, namespace, spec)
+    return kube_object("security.istio.io/v1", kind, name, namespace, spec)
 
 
 ON_GATEWAY = {"matchLabels": {"app": "istio-ingressgateway"}}
@@ -131,7 +99,7 @@ PROFILE = policy(
         ]
     },
 )
-KUBEFLOW = [gateway_pod(), KUBEFLOW_GATEWAY, NOTEBOOK_ROUTE, PROFILE, *NOTEBOOK]
+KUBEFLOW = [ingress_gateway_pod(), KUBEFLOW_GATEWAY, NOTEBOOK_ROUTE, PROFILE, *NOTEBOOK]
 
 
 def route_auth(*objects, listed=()):
@@ -187,7 +155,7 @@ def test_oauth2_proxy_for_requests_without_a_header_alone_is_not_authentication(
 def test_a_header_the_route_sets_is_not_open(extra, expected):
     route = {**NOTEBOOK_ROUTE, "spec": {**NOTEBOOK_ROUTE["spec"]}}
     route["spec"]["http"] = [{**NOTEBOOK_ROUTE["spec"]["http"][0], **extra}]
-    auth = route_auth(gateway_pod(), KUBEFLOW_GATEWAY, route, PROFILE)
+    auth = route_auth(ingress_gateway_pod(), KUBEFLOW_GATEWAY, route, PROFILE)
     assert auth.startswith(expected)
 
 
@@ -195,7 +163,7 @@ def test_an_allow_on_request_principals_is_not_evaluated():
     jwt_only = policy(
         "jwt-only", "team-a", {"rules": [{"from": [{"source": {"requestPrincipals": ["*"]}}]}]}
     )
-    auth = route_auth(gateway_pod(), KUBEFLOW_GATEWAY, NOTEBOOK_ROUTE, jwt_only)
+    auth = route_auth(ingress_gateway_pod(), KUBEFLOW_GATEWAY, NOTEBOOK_ROUTE, jwt_only)
     assert auth == "unknown: AuthorizationPolicy team-a/jwt-only not evaluated"
 
 
@@ -212,7 +180,7 @@ def test_a_policy_selecting_other_workloads_of_the_root_namespace_is_not_the_gat
 
 def test_kubeflow_authservice_envoy_filter_authenticates():
     # Kubeflow before 1.8: oidc-authservice inserted as Envoy's ext_authz on the gateway.
-    authn = _obj(
+    authn = kube_object(
         "networking.istio.io/v1alpha3",
         "EnvoyFilter",
         "authn-filter",
@@ -238,7 +206,7 @@ def test_kubeflow_authservice_envoy_filter_authenticates():
 def test_policies_not_read_make_the_route_unknown():
     # No AuthorizationPolicy in a snapshot file: not exported, or none exist; a live list
     # that read the kind to the end found none.
-    objects = [gateway_pod(), KUBEFLOW_GATEWAY, NOTEBOOK_ROUTE]
+    objects = [ingress_gateway_pod(), KUBEFLOW_GATEWAY, NOTEBOOK_ROUTE]
     assert route_auth(*objects).startswith("unknown: Istio's AuthorizationPolicies were not read")
     live = route_auth(*objects, listed=["security.istio.io/AuthorizationPolicy"])
     assert live.startswith("none: nothing authenticates on Gateway kubeflow/kubeflow-gateway")
@@ -247,6 +215,6 @@ def test_policies_not_read_make_the_route_unknown():
 def test_a_gateway_not_read_keeps_policies_on_its_pods_unknown():
     # Without the Gateway object its pods are unknown: the root namespace's policies for
     # the gateway's labels are not evaluated, and the route says which Gateway was not read.
-    auth = route_auth(gateway_pod(), NOTEBOOK_ROUTE, PROFILE, OAUTH2_PROXY, REQUIRE_JWT)
+    auth = route_auth(ingress_gateway_pod(), NOTEBOOK_ROUTE, PROFILE, OAUTH2_PROXY, REQUIRE_JWT)
     assert auth.startswith("unknown: AuthorizationPolicy istio-system/istio-ingressgateway-")
     assert "Gateway kubeflow/kubeflow-gateway (not read, or selecting no pod" in auth

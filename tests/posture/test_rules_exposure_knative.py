@@ -9,6 +9,7 @@ import pytest
 
 import posture.rules.k8s.notebooks  # noqa: F401
 from inventory.sources.normalise import normalise
+from tests.istio_builder import ingress_gateway_pod, istio_gateway, kube_object
 from tests.posture.builders import container_entry, inputs, run, tenant
 
 NS = "team-a"
@@ -16,15 +17,6 @@ REV = "llm-chat-predictor-00001"
 TEAM = tenant("a", namespaces=(NS,))
 LIVE = ["security.istio.io/AuthorizationPolicy"]  # a live list read them: none exist
 VLLM = "vllm/vllm-openai:v0.11.0"
-
-
-def _obj(api_version, kind, name, namespace, spec, **metadata):
-    return {
-        "apiVersion": api_version,
-        "kind": kind,
-        "metadata": {"name": name, "namespace": namespace, **metadata},
-        "spec": spec,
-    }
 
 
 def env(**values):
@@ -63,8 +55,8 @@ def revision_pod(args=("--model", "/mnt/models", "--port", "8080"), user_port="8
         "ports": [{"containerPort": 15090, "name": "http-envoy-prom"}],
     }
     labels = {"serving.knative.dev/revision": REV, "app": REV}
-    return _obj("v1", "Pod", f"{REV}-deployment-5b9c-x7", NS,
-                {"containers": [user, queue, sidecar]}, labels=labels)  # fmt: skip
+    return kube_object("v1", "Pod", f"{REV}-deployment-5b9c-x7", NS,
+                       {"containers": [user, queue, sidecar]}, labels=labels)  # fmt: skip
 
 
 def public_service(target=8012):
@@ -74,18 +66,12 @@ def public_service(target=8012):
         "networking.internal.knative.dev/serviceType": "Public",
     }
     ports = [{"name": "http", "port": 80, "targetPort": target}]
-    return _obj("v1", "Service", REV, NS, {"ports": ports}, labels=labels)
+    return kube_object("v1", "Service", REV, NS, {"ports": ports}, labels=labels)
 
 
-GATEWAY = [
-    _obj("networking.istio.io/v1", "Gateway", "knative-ingress-gateway", "knative-serving",
-         {"selector": {"istio": "ingressgateway"}}),
-    _obj("v1", "Pod", "istio-ingressgateway-7d9c8-x2x9q", "istio-system",
-         {"containers": [{"name": "istio-proxy", "image": "p"}]},
-         labels={"istio": "ingressgateway", "app": "istio-ingressgateway"}),
-]  # fmt: skip
+GATEWAY = [istio_gateway("knative-ingress-gateway", "knative-serving"), ingress_gateway_pod()]
 # net-istio's VirtualService for the route's KIngress, bound to Knative's gateway.
-ROUTE = _obj(
+ROUTE = kube_object(
     "networking.istio.io/v1",
     "VirtualService",
     "llm-chat-predictor-ingress",
@@ -150,16 +136,18 @@ def kingress(visibility="ExternalIP", ingress_class="kourier.ingress.networking.
         "http": {"paths": [{"splits": [split]}]},
     }
     annotations = {"networking.knative.dev/ingress.class": ingress_class}
-    return _obj("networking.internal.knative.dev/v1alpha1", "Ingress", "llm-chat-predictor", NS,
-                {"rules": [rule]}, annotations=annotations)  # fmt: skip
+    api = "networking.internal.knative.dev/v1alpha1"
+    return kube_object(api, "Ingress", "llm-chat-predictor", NS, {"rules": [rule]},
+                       annotations=annotations)  # fmt: skip
 
 
 def kourier_controller(extauthz=""):
     container = {"name": "controller", "image": "gcr.io/knative-releases/net-kourier/controller"}
     if extauthz:
         container["env"] = env(KOURIER_EXTAUTHZ_HOST=extauthz)
-    return _obj("v1", "Pod", "net-kourier-controller-6c9d-abcde", "knative-serving",
-                {"containers": [container]}, labels={"app": "net-kourier-controller"})  # fmt: skip
+    labels = {"app": "net-kourier-controller"}
+    return kube_object("v1", "Pod", "net-kourier-controller-6c9d-abcde", "knative-serving",
+                       {"containers": [container]}, labels=labels)  # fmt: skip
 
 
 def test_kourier_publishes_a_revision_through_knatives_ingress():
