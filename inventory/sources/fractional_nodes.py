@@ -81,6 +81,22 @@ def fractional_sharing(
     return None
 
 
+def scheduler_sharing(
+    strategy: str,
+    label_declared: bool,
+    annotations: Mapping[str, str],
+    pods_on_node: Sequence[Pod],
+    gpu_count: int | None = None,
+) -> FractionalSharing | None:
+    """A sharing scheduler's sharing of a node read as `strategy` so far: where GFD calls it
+    unshared it becomes time-slicing; where no GFD label said anything and time-slicing was
+    only inferred (more `nvidia.com/gpu` than GPUs: HAMi's plugin serves each share as one),
+    the scheduler is why, and the basis says so. None otherwise."""
+    if strategy == "none" or (strategy == "time_slicing" and not label_declared):
+        return fractional_sharing(annotations, pods_on_node, gpu_count)
+    return None
+
+
 def _schedulers(pod: Pod, whole_alone: bool) -> set[str]:
     """The sharing schedulers whose shares the pod holds (HAMi's: hami_share); whole GPUs
     asked of one (whole_gpus) are not shares where they are held alone (whole_gpus_alone)."""

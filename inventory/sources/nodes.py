@@ -27,7 +27,7 @@ from inventory.sources.cloud_labels import (
     gke_partition_size,
     gke_shares,
 )
-from inventory.sources.fractional_nodes import fractional_sharing
+from inventory.sources.fractional_nodes import scheduler_sharing
 from inventory.sources.gpu_signs import gpu_signs
 from inventory.sources.node_fallback import agreed_fallback
 from inventory.sources.node_fields import gpu_quantities, node_taints, product_model
@@ -51,6 +51,7 @@ from inventory.sources.node_sharing import (
     MIG_CONFIG,
     NV,
     PRODUCT,
+    SHARING,
     node_mig_strategy,
     node_replicas,
     physical_gpus,
@@ -288,11 +289,10 @@ def node_from(
     )
     # HAMi shares GPUs GFD calls unshared: time-slicing (DESIGN §2), as the checks judge its
     # pods' holdings (KAI's fractions share only their reservation's GPU: fractional_nodes).
-    fractional = (
-        fractional_sharing(dig(obj, "metadata").get("annotations") or {}, pods_on_node, gpu_count)
-        if is_gpu and strategy == "none"
-        else None
-    )
+    annotations = dig(obj, "metadata").get("annotations") or {}
+    shares = (strategy, bool(labels.get(SHARING)), annotations, pods_on_node, gpu_count)
+    fractional = scheduler_sharing(*shares) if is_gpu else None
+    inferred_replicas = strategy == "time_slicing"  # the capacity's surplus counts them
     if fractional is not None:
         strategy = "time_slicing"
     strategy_fact = (
@@ -344,7 +344,7 @@ def node_from(
         ),
         time_slicing_replicas=(
             fractional.replicas
-            if fractional
+            if fractional and not (inferred_replicas and fractional.replicas is None)
             else None
             if vm or split is not None
             else node_replicas(labels, capacity, None if plugin_unknown else node_config)

@@ -93,3 +93,17 @@ def test_volcano_vgpu_registered_gpus_make_the_node_time_slicing_with_its_split(
     assert found.sharing_strategy == "time_slicing"
     assert found.time_slicing_replicas == 10
     assert found.sharing_basis.startswith("Volcano vGPU shares the GPUs")
+
+
+def test_hami_sharing_counted_from_the_surplus_still_names_hami():
+    # GFD before v0.15 writes no sharing-strategy label: HAMi's plugin serves each of a GPU's
+    # 10 shares as one nvidia.com/gpu, so 80 of 8 GPUs already read time-slicing; the basis
+    # must still say who shares them (rtholdout8 k51: it was empty).
+    register = ":".join(f"{uuid},10,46068,100,NVIDIA-L40S,0,true" for uuid in UUIDS[:8]) + ":"
+    raw = node("gpu-a", capacity={"nvidia.com/gpu": "80"})
+    raw["metadata"]["annotations"] = {"hami.io/node-nvidia-register": register}
+    (found,) = [n for n in normalise([raw]).nodes if n.name == "gpu-a"]
+    assert found.gpu_count == 8
+    assert found.sharing_strategy == "time_slicing"
+    assert "HAMi shares the GPUs under soft memory and core limits" in found.sharing_basis
+    assert found.time_slicing_replicas == 10
