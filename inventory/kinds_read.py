@@ -5,6 +5,12 @@ from a snapshot file "read" can only be told by objects present. Some kinds exis
 real cluster, so none of them in a sync means they were not read, with certainty; for the
 others none is ambiguous ("none exist" is a real and common state). A live sync knows the
 kinds it could not list (refused), and says so (ClusterSnapshot.unlisted).
+
+Of the ambiguous kinds, a snapshot can still prove some were not read: its own objects name
+them (`kinds_referenced`). A pod's claim (resourceClaimName, or the claim generated from its
+template) is an object, and the kubelet runs no pod whose RuntimeClass does not exist; an
+allocated claim's devices (status.allocation) were published by a ResourceSlice. Any of them
+named and none of the kind at all means the kind was left out of `kubectl get`.
 """
 
 from __future__ import annotations
@@ -25,13 +31,43 @@ ALWAYS_PRESENT = (
 
 
 def kinds_unread(
-    counts: Mapping[str, int], unlisted: Iterable[str] = (), real_cluster: bool = True
+    counts: Mapping[str, int],
+    unlisted: Iterable[str] = (),
+    real_cluster: bool = True,
+    referenced: Iterable[str] = (),
 ) -> list[str]:
     """The kinds a sync certainly did not read: always-present kinds of which it read no
-    object (only in an export of a real cluster: see `exported_from_a_real_cluster`), and the
-    kinds a live list was refused, sorted."""
+    object (only in an export of a real cluster: see `exported_from_a_real_cluster`), the
+    kinds a live list was refused, and the `referenced` kinds (`kinds_referenced`) of which it
+    holds not one object, sorted. A kind a live list read to the end is counted, 0 or not: a
+    claim deleted between the pods' list and the claims' is no sign of a kind unread, nor are
+    a few named claims missing beside others present."""
     missing = {kind for kind in ALWAYS_PRESENT if not counts.get(kind)} if real_cluster else set()
-    return sorted(missing | set(unlisted))
+    proven = {kind for kind in referenced if kind not in counts}
+    return sorted(missing | proven | set(unlisted))
+
+
+RESOURCE_CLAIM, RESOURCE_SLICE, RUNTIME_CLASS = "ResourceClaim", "ResourceSlice", "RuntimeClass"
+
+
+def kinds_referenced(
+    pod_claims: Iterable[str | None],
+    allocated_claims: int,
+    runtime_classes: Iterable[str | None],
+) -> list[str]:
+    """The ambiguous kinds a snapshot's own objects prove the cluster had: ResourceClaim when a
+    pod names a claim (`pod_claims`: each pod entry's claim, None for a template whose claim
+    may not be made yet: a pending pod's may really not exist), ResourceSlice when a claim is
+    allocated (`allocated_claims`: its devices came from a slice), RuntimeClass when a pod
+    names one."""
+    found = []
+    if any(pod_claims):
+        found.append(RESOURCE_CLAIM)
+    if allocated_claims:
+        found.append(RESOURCE_SLICE)
+    if any(runtime_classes):
+        found.append(RUNTIME_CLASS)
+    return found
 
 
 def exported_from_a_real_cluster(pod_namespaces: Iterable[str]) -> bool:
@@ -48,3 +84,34 @@ def kinds_read(counts: Mapping[str, int], unread: Iterable[str] = ()) -> frozens
     count, so it reads as not read."""
     skipped = set(unread)
     return frozenset(kind for kind in counts if kind not in skipped)
+
+
+# What a kind proven unread (kinds_referenced) leaves unjudged, and how to export it.
+_UNREAD_SAID = {
+    RESOURCE_CLAIM: (
+        "the snapshot holds pods that name DRA ResourceClaims but no ResourceClaim, so the "
+        "devices those claims hold, and which tenants share them, are not judged: the "
+        "findings of the checks that read claims (the sharing checks, DRA-001, POD-011) are "
+        "kept as they were, not re-judged, and checklist item 2 says unknown; add "
+        "resourceclaims,resourceclaimtemplates,resourceslices,deviceclasses to `kubectl get`"
+    ),
+    RESOURCE_SLICE: (
+        "the snapshot holds allocated ResourceClaims but no ResourceSlice, so which GPUs a DRA "
+        "driver publishes on each node is not read: a node whose GPUs only its slices publish "
+        "keeps the GPU facts the last sync read from them (else whether it holds GPUs is "
+        "unknown), the findings of the checks that read slices are kept as they were, not "
+        "re-judged, and checklist items 2 and 5 say unknown; add resourceslices,deviceclasses "
+        "to `kubectl get`"
+    ),
+    RUNTIME_CLASS: (
+        "the snapshot holds pods that name a RuntimeClass but no RuntimeClass, so a pod's "
+        "runtime handler (NVIDIA's runtime that shows a node's GPUs, a Kata VM) is not read: "
+        "the findings of the checks that read it (POD-011, STACK-004) are kept as they were, "
+        "not re-judged; add runtimeclasses to `kubectl get`"
+    ),
+}
+
+
+def unread_warnings(kinds: Iterable[str]) -> list[str]:
+    """The run's warnings for the kinds a snapshot proves it did not read (kinds_referenced)."""
+    return [_UNREAD_SAID[kind] for kind in kinds if kind in _UNREAD_SAID]

@@ -25,9 +25,17 @@ from inventory.drift_scope import read_in_both
 from inventory.holding_sets import exclusive_holders
 from inventory.holdings_record import holdings_record, owner_slugs
 from inventory.hostfacts import merge_host_facts
-from inventory.kinds_read import exported_from_a_real_cluster, kinds_read, kinds_unread
+from inventory.kinds_read import (
+    RESOURCE_SLICE,
+    exported_from_a_real_cluster,
+    kinds_read,
+    kinds_referenced,
+    kinds_unread,
+    unread_warnings,
+)
 from inventory.mig_state import carry_mig_state
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, NodeHostFacts, Pod, SyncRun
+from inventory.slices_unread import slice_facts_kept
 from inventory.sync_namespaces import (
     NAMESPACE,
     STORED_KIND,
@@ -88,8 +96,10 @@ def snapshot_apply(*, run: SyncRun, snapshot: snap.ClusterSnapshot) -> SyncRun:
     run.counts = dict(snapshot.counts)
     run.progress = dict(snapshot.counts)
     run.changes = {**changes, "drift_events": len(drift)}
-    run.warnings = [*snapshot.warnings, *said]
     run.kinds_unread = _unread(snapshot)
+    # The kinds the snapshot's own objects prove were left out (a live refusal says its own).
+    proven = unread_warnings(k for k in run.kinds_unread if k not in snapshot.unlisted)
+    run.warnings = [*snapshot.warnings, *proven, *said]
     run.finished_at = timezone.now()
     fields = ["status", "counts", "progress", "changes", "warnings", "kinds_unread", "finished_at"]
     run.save(update_fields=fields)
@@ -127,6 +137,9 @@ def _apply(
         else None
     )
     nodes = with_host_facts(cluster, snapshot.nodes)
+    slices_said: list[str] = []
+    if RESOURCE_SLICE in unread:  # a DRA-only GPU node stays one (inventory.slices_unread)
+        nodes, slices_said = _slice_facts_kept(cluster, nodes)
     nodes = carry_mig_state(previous.nodes if previous is not None else (), nodes, now)
     node_rows, node_changes = _apply_nodes(cluster, nodes, now)
     # Namespaces not read: their labels as the last sync that read them stored them.
@@ -145,7 +158,7 @@ def _apply(
     kept = (STORED_KIND,) if NAMESPACE in unread else ()
     # Owners the export names but did not read: their links as the last sync stored them.
     owners_kept, owners_said = owner_links_kept(cluster, snapshot)
-    said = [*said, *owners_said]
+    said = [*said, *owners_said, *slices_said]
     with_owners = replace(snapshot, owners=(*snapshot.owners, *owners_kept))
     object_changes = _apply_objects(cluster, with_owners, kept)
     drift: list[DriftChange] = []
@@ -170,7 +183,40 @@ def _apply(
 
 def _unread(snapshot: snap.ClusterSnapshot) -> list[str]:
     real = exported_from_a_real_cluster(p.namespace for p in snapshot.pods)
-    return kinds_unread(snapshot.counts, snapshot.unlisted, real_cluster=real)
+    # A scheduled pod's claims all exist, one made from its template too (the scheduler
+    # waits for it) even where the export holds no status naming it.
+    referenced = kinds_referenced(
+        (
+            entry.claim or (entry.template and p.node_name)
+            for p in snapshot.pods
+            for entry in p.resource_claims
+        ),
+        sum(1 for c in snapshot.dra_claims if c.results),
+        (p.runtime_class for p in snapshot.pods),
+    )
+    return kinds_unread(
+        snapshot.counts, snapshot.unlisted, real_cluster=real, referenced=referenced
+    )
+
+
+def _slice_facts_kept(
+    cluster: Cluster, nodes: list[snap.Node]
+) -> tuple[list[snap.Node], list[str]]:
+    """The nodes of a sync that read no ResourceSlice, each DRA-only GPU node with the GPU
+    facts its stored record has from its slices, and what the run says of them."""
+    names = [n.name for n in nodes]
+    rows = Node.objects.filter(cluster=cluster, name__in=names).values_list("name", "data")
+    stored = {name: snap.from_dict(snap.Node, data) for name, data in rows.iterator(2000)}
+    nodes, kept = slice_facts_kept(nodes, stored)
+    if not kept:
+        return nodes, []
+    shown = ", ".join(kept[:5]) + (f" and {len(kept) - 5} more" if len(kept) > 5 else "")
+    said = (
+        f"{len(kept)} node(s) ({shown}) hold GPUs only their ResourceSlices publish, and this "
+        "sync read none: they keep the GPU count, model and driver the last sync read from "
+        "their slices"
+    )
+    return nodes, [said]
 
 
 def _kinds_read_before(run: SyncRun) -> frozenset[str] | None:

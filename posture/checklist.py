@@ -116,23 +116,29 @@ def cluster_checklist(facts: ChecklistFacts) -> list[ChecklistItem]:
         ),
         3: _stack_covered(
             facts,
-            _on_gpu_nodes(
+            _slices_read(
                 facts,
-                _by_findings(
+                _on_gpu_nodes(
                     facts,
-                    ("STACK-004",),
-                    {**gpu, "firmware": firmware_coverage(facts.gpu_nodes, facts.firmware_known)},
-                    needs=("Node",),
+                    _by_findings(
+                        facts,
+                        ("STACK-004",),
+                        {
+                            **gpu,
+                            "firmware": firmware_coverage(facts.gpu_nodes, facts.firmware_known),
+                        },
+                        needs=("Node",),
+                    ),
                 ),
             ),
         ),
         4: _bulletins_fresh(facts),
-        5: _patch_sla(facts),
+        5: _slices_read(facts, _patch_sla(facts)),
         6: _by_findings(facts, ("POD-001", "POD-003", "POD-004", "POD-005"), {}, needs=("Pod",)),
         # K8S-004 judges bindings to roles: with any of the four kinds unread, a tenant's
         # write on the sharing ConfigMaps may be in what was not read.
         7: _by_findings(facts, ("K8S-004",), {}, needs=RBAC_KINDS),
-        8: _pools(facts),
+        8: _slices_read(facts, _pools(facts)),
         9: _resets(facts),
         10: _provider(facts),
     }
@@ -180,15 +186,32 @@ def _other_vendors(
 
 
 def _claims_read(facts: ChecklistFacts, judged: tuple[str, dict]) -> tuple[str, dict]:
-    """Item 2 passes only where the DRA claims pods name were read: a claim not read may be a
-    device shared between tenants (a finding open still fails it)."""
+    """Item 2 passes only where the DRA claims pods name, and the slices that say which GPU
+    each claim holds, were read: a claim not read may be a device shared between tenants (a
+    finding open still fails it)."""
+    judged = _slices_read(facts, judged)
     status, evidence = judged
     if status == PASS and "ResourceClaim" in facts.kinds_unread:
         reason = (
             "pods name DRA resource claims the last full sync did not read: which devices "
             "they hold, and who shares them, is unknown"
         )
-        return UNKNOWN, {"reason": reason, **evidence}
+        return UNKNOWN, {"reason": reason, "not_read": ["ResourceClaim"], **evidence}
+    return status, evidence
+
+
+def _slices_read(facts: ChecklistFacts, judged: tuple[str, dict]) -> tuple[str, dict]:
+    """An item about GPU nodes (2, 3, 5, 8) passes only where the DRA ResourceSlices were read
+    when the last full sync proved them there (its claims allocated): a node whose GPUs only
+    its slices publish, never read, may be a GPU node nobody judged (a finding open still
+    fails it)."""
+    status, evidence = judged
+    if status == PASS and "ResourceSlice" in facts.kinds_unread:
+        reason = (
+            "the last full sync read no DRA ResourceSlice though its claims are allocated: "
+            "which nodes hold GPUs only a DRA driver publishes is not fully known"
+        )
+        return UNKNOWN, {"reason": reason, "not_read": ["ResourceSlice"], **evidence}
     return status, evidence
 
 

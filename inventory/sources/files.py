@@ -69,9 +69,9 @@ class SnapshotFileSource:
         self.warnings += gpu_operator_warnings(objects)
         if replaced := nul.warning():
             self.warnings.append(replaced)
-        self.unlisted = claims_unread(objects, counts)
-        if self.unlisted:
-            self.warnings.append(CLAIMS_UNREAD)
+        # ResourceClaims, ResourceSlices and RuntimeClasses the pods and claims name but none
+        # exported: inventory.kinds_read, from the normalised snapshot (the sync says them).
+        self.unlisted = []
         if volumes := volumes_unread(objects, counts):
             self.unlisted += volumes
             self.warnings.append(VOLUMES_UNREAD)
@@ -130,22 +130,6 @@ CLUSTERPOLICY_WARNING = (
 )
 
 
-CLAIMS_UNREAD = (
-    "the snapshot holds pods that name DRA resource claims (spec.resourceClaims) but no "
-    "ResourceClaim, so the devices those claims hold, and which tenants share them, are "
-    "unknown (checklist item 2 says unknown); add resourceclaims,resourceclaimtemplates,"
-    "resourceslices,deviceclasses to `kubectl get`"
-)
-
-
-def claims_unread(objects: list[dict[str, Any]], counts: Counter[str]) -> list[str]:
-    """["ResourceClaim"] when a pod names a claim and the snapshot holds none: every claim a
-    pod names is an object (one made from a template too), so none means none was read."""
-    if counts.get("ResourceClaim") or not counts.get("Pod"):
-        return []
-    return ["ResourceClaim"] if any(_names_claims(o) for o in objects) else []
-
-
 VOLUMES_UNREAD = (
     "the snapshot holds pods that name PersistentVolumeClaims (spec.volumes[]."
     "persistentVolumeClaim or a generic ephemeral volume) but no PersistentVolume, so claims "
@@ -171,17 +155,6 @@ def _names_volume_claims(obj: Any) -> bool:
     volumes = spec.get("volumes") if isinstance(spec.get("volumes"), list) else []
     return any(
         isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v) for v in volumes
-    )
-
-
-def _names_claims(obj: Any) -> bool:
-    if not isinstance(obj, dict) or obj.get("kind") != "Pod":
-        return False
-    spec = obj.get("spec")
-    return (
-        isinstance(spec, dict)
-        and isinstance(spec.get("resourceClaims"), list)
-        and bool(spec["resourceClaims"])
     )
 
 

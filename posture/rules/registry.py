@@ -104,8 +104,10 @@ class Check:
     # says it beside findings rated otherwise, so the two never silently disagree.
     severity_rule: str = ""
     # Kinds the check reads whose absence from a sync means they were not read (every real
-    # cluster has objects of them, or a live list was refused): it is then not judged, and its
-    # stored findings are kept as they were (posture.judged).
+    # cluster has objects of them, a live list was refused, or the snapshot's own objects name
+    # them: a pod's ResourceClaim or RuntimeClass, an allocated claim's ResourceSlice;
+    # inventory.kinds_read): it is then not judged, and its stored findings are kept as they
+    # were (posture.judged).
     needs: tuple[str, ...] = ()
 
 

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from inventory.models import SyncRun
+from inventory.services import cluster_sync
 from inventory.sources.files import SnapshotFileSource
+from inventory.sync import cluster_get_or_create
 
 
 def _read(tmp_path, kinds: list[str]) -> list[str]:
@@ -119,26 +124,43 @@ def test_the_gpu_operator_without_its_clusterpolicy_says_k8s004_cannot_see_it(tm
     assert _read_items(tmp_path, _items(FULL)) == []  # no operator: nothing to say
 
 
+@pytest.mark.django_db
 def test_pods_naming_dra_claims_with_no_resourceclaim_say_the_claims_were_not_read(tmp_path):
+    """The sync tells it from the snapshot read (inventory.kinds_read): a claim a pod names, or
+    its template's claim once made, is an object; a pending pod's template claim may not be."""
+    entry = {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}
     pod = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": "trainer", "namespace": "team-a"},
-        "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]},
+        "spec": {"resourceClaims": [entry]},
+        "status": {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "trainer-gpu"}]},
     }
-    others = [{"apiVersion": "v1", "kind": k, "metadata": {"name": k.lower()}} for k in FULL[1:]]
-    path = tmp_path / "snapshot.json"
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod, *others]}))
-    source = SnapshotFileSource([path])
-    source.read(lambda kind, count: None)
-    (warning,) = source.warnings
-    assert "name DRA resource claims (spec.resourceClaims) but no ResourceClaim" in warning
+    others = [
+        {"apiVersion": "v1", "kind": k, "metadata": {"name": k.lower(), "namespace": "team-a"}}
+        for k in FULL[1:]
+    ]
+    cluster = cluster_get_or_create(name="absent")
+
+    def sync(*items: dict) -> SyncRun:
+        path = tmp_path / "snapshot.json"
+        path.write_text(
+            json.dumps({"apiVersion": "v1", "kind": "List", "items": [*items, *others]})
+        )
+        return cluster_sync(cluster=cluster, source=SnapshotFileSource([path]))
+
+    run = sync(pod)
+    (warning,) = [w for w in run.warnings if "ResourceClaim" in w]
+    assert "pods that name DRA ResourceClaims but no ResourceClaim" in warning
     assert "add resourceclaims" in warning
-    assert source.unlisted == ["ResourceClaim"]  # the run records it as not read
-    # With the claims read, nothing to say.
-    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c"}}
-    path.write_text(
-        json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod, claim, *others]})
-    )
-    source.read(lambda kind, count: None)
-    assert source.warnings == [] and source.unlisted == []
+    assert run.kinds_unread == ["ResourceClaim"]  # the run records it as not read
+    # With the claims read, nothing to say; nor for a pending pod whose claim is not made yet.
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "team-a"},
+    }
+    pending = {**pod, "status": {"phase": "Pending"}}
+    for items in ((pod, claim), (pending,)):
+        run = sync(*items)
+        assert run.kinds_unread == [] and not [w for w in run.warnings if "ResourceClaim" in w]

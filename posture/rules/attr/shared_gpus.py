@@ -28,6 +28,7 @@ UNATTRIBUTABLE_MODES = (SharingMode.TIME_SLICING.value, SharingMode.MPS.value)
 
 @check(
     id="ATTR-002",
+    needs=("ResourceClaim", "ResourceSlice"),
     title="GPU utilisation cannot be attributed per workload (shared GPUs, no pod labels)",
     severity="low",
     scope="node",

@@ -30,7 +30,7 @@ LABEL_VERBS = ("patch", "update")
 
 @check(
     id="DRA-001",
-    needs=("ClusterRole", "ClusterRoleBinding"),
+    needs=("ClusterRole", "ClusterRoleBinding", "ResourceClaim", "ResourceSlice"),
     title="DRA admin access within a tenant's reach",
     severity="critical",
     scope="tenant",

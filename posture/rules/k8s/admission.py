@@ -27,7 +27,7 @@ KYVERNO_EXCEPTIONS = "kyverno.io/policyexceptions"  # the AdmissionRead of their
 
 @check(
     id="K8S-009",
-    needs=("Namespace",),
+    needs=("Namespace", "ResourceClaim"),
     title="Tenant namespace with GPU workloads and no admission control enforcing pod rules",
     severity="high",
     scope="tenant",

@@ -107,6 +107,7 @@ def cilium_restricts(policy: NetworkPolicy, pod: Pod) -> bool:
 
 @check(
     id="K8S-007",
+    needs=("ResourceClaim",),
     title="Tenant namespace with GPU workloads and no egress NetworkPolicy",
     severity="medium",
     scope="tenant",

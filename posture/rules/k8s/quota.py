@@ -167,6 +167,7 @@ def advertised_gpu_resources(inputs: PostureInputs) -> list[str]:
 
 @check(
     id="K8S-001",
+    needs=("ResourceClaim", "ResourceSlice"),
     title="Tenant namespace without a ResourceQuota on the GPU resources it uses",
     severity="medium",
     scope="tenant",

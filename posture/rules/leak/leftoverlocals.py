@@ -98,6 +98,7 @@ def amd_dra_products(inputs: PostureInputs, node: Node) -> list[str]:
 
 @check(
     id="LEAK-002",
+    needs=("ResourceClaim", "ResourceSlice"),
     title="GPU model affected by LeftoverLocals (VU#446598) shared between tenants",
     severity="high",
     scope="node",

@@ -45,7 +45,7 @@ def gpu_pods_by_identity(inputs: PostureInputs) -> dict[tuple[str, str], dict[st
 
 @check(
     id="POD-010",
-    needs=("ServiceAccount",),
+    needs=("ServiceAccount", "ResourceClaim"),
     title="GPU workloads of several tenants run under one shared service account",
     severity="medium",
     scope="tenant",

@@ -30,6 +30,7 @@ from tenants.mapping import PLATFORM_CLASS
 
 @check(
     id="POD-009",
+    needs=("ResourceClaim",),
     title="GPU pod of a dedicated-pool tenant scheduled outside its class's tainted pool",
     severity="high",
     scope="tenant",

@@ -76,6 +76,7 @@ def visible_devices_env(
 
 @check(
     id="POD-011",
+    needs=("ResourceClaim", "ResourceSlice", "RuntimeClass"),
     title="Container reaches GPUs through NVIDIA_VISIBLE_DEVICES without requesting one",
     severity="high",
     scope="tenant",

@@ -213,6 +213,7 @@ def _draft(
 
 @check(
     id="SHARE-004",
+    needs=("ResourceClaim", "ResourceSlice"),
     title="A tenant uses a sharing mode with no active approval",
     severity="medium",
     scope="tenant",

@@ -48,6 +48,7 @@ def gpu_instance_bound(node: Node, profile: str, slices: int) -> int | None:
 
 @check(
     id="SHARE-002",
+    needs=("ResourceClaim", "ResourceSlice"),
     title="Compute instances of one MIG GPU instance used by different tenants",
     severity="high",
     scope="gpu",

@@ -16,6 +16,7 @@ from tenants.policy import is_mig_resource
 
 @check(
     id="SHARE-009",
+    needs=("ResourceClaim", "ResourceSlice"),
     title="MIG reconfiguration failed or stuck: the node's real MIG layout is unknown",
     severity="high",
     scope="node",

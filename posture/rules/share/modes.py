@@ -22,6 +22,7 @@ MIG_CI = SharingMode.MIG_CI.value
 
 @check(
     id="SHARE-003",
+    needs=("ResourceClaim", "ResourceSlice"),
     title="A tenant shares a GPU by a mode its or the other tenant's trust class forbids",
     severity="high",
     scope="gpu",

@@ -13,6 +13,7 @@ from posture.rules.share.groups import tenant_pairs_sharing
 
 @check(
     id="SHARE-006",
+    needs=("ResourceClaim", "ResourceSlice"),
     title="MPS shared between different tenants",
     severity="high",
     scope="gpu",

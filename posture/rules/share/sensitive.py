@@ -17,6 +17,7 @@ SENSITIVE_CLASS = "sensitive"
 
 @check(
     id="SHARE-007",
+    needs=("ResourceClaim", "ResourceSlice"),
     title="Sensitive tenant on a GPU time-sliced or MPS-shared with a lower trust class",
     severity="critical",
     scope="gpu",

@@ -22,6 +22,7 @@ from posture.rules.subjects import configmap_draft
 
 @check(
     id="SHARE-001",
+    needs=("ResourceClaim", "ResourceSlice"),
     title="Pods of different tenants time-slice the same physical GPU",
     severity="critical",
     scope="gpu",

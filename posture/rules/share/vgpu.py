@@ -17,6 +17,7 @@ BEST_EFFORT = SharingMode.VGPU_BEST_EFFORT.value
 
 @check(
     id="SHARE-008",
+    needs=("ResourceClaim", "ResourceSlice"),
     title="vGPU best-effort scheduler where a tenant's class requires predictable performance",
     severity="low",
     scope="node",

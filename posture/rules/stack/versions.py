@@ -34,6 +34,7 @@ FIRMWARE = "firmware_version"
 
 @check(
     id="STACK-004",
+    needs=("RuntimeClass",),
     title="GPU node with an unknown version of a deployed GPU-stack component",
     severity="medium",
     scope="node",

@@ -50,7 +50,7 @@ def unclassified_gpu_templates(inputs: PostureInputs) -> dict[str, list[Pod]]:
 
 @check(
     id="TEN-001",
-    needs=("Namespace",),
+    needs=("Namespace", "ResourceClaim"),
     title="GPU workload in a namespace no tenant owns",
     severity="high",
     scope="tenant",
