@@ -58,6 +58,7 @@ from demo.k8s_objects import (
     role,
     rule,
     service,
+    system_roles,
     toleration,
 )
 from demo.k8s_platform import (
@@ -114,6 +115,7 @@ __all__ = [
     "configmap",
     "resource_quota",
     "service",
+    "system_roles",
     "rule",
     "role",
     "binding",

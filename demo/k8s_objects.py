@@ -229,6 +229,21 @@ def binding(ids: Ids, name: str, cluster_role: str, subject: str, ns: str | None
     return obj("rbac.authorization.k8s.io/v1", kind, m, roleRef=ref, subjects=[sub])
 
 
+def system_roles(ids: Ids) -> list[Obj]:
+    """kube-system's Role and RoleBinding every cluster has (kubeadm, EKS, GKE and AKS alike):
+    the reader of the extension-apiserver-authentication ConfigMap, bound to the scheduler and
+    the controller manager. An export holding no Role is one that did not export them."""
+    name, ns = "extension-apiserver-authentication-reader", "kube-system"
+    only = {"resourceNames": ["extension-apiserver-authentication"]}
+    reader = role(ids, name, [{**rule([""], ["configmaps"], ["get", "list", "watch"]), **only}], ns)
+    users = ("system:kube-controller-manager", "system:kube-scheduler")
+    subjects = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": u} for u in users]
+    ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name}
+    m = meta(ids, "RoleBinding", f"system::{name}", ns)
+    bound = obj("rbac.authorization.k8s.io/v1", "RoleBinding", m, roleRef=ref, subjects=subjects)
+    return [reader, bound]
+
+
 def deployment(ids: Ids, name: str, ns: str, image: str) -> Obj:
     template = {
         "metadata": {"labels": {"app": name}},

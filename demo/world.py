@@ -277,6 +277,8 @@ def build_cluster(c: Cluster, seed: int = 7) -> list[Obj]:
     items += always_there(ids, [o["metadata"]["name"] for o in items if o["kind"] == "Namespace"])
     # Later still: what the first tables left out (demo/additions.py).
     items += additions(ids, c, items)
+    # Last of all (every object above keeps its ids): kube-system's own Role and RoleBinding.
+    items += k8s.system_roles(ids)
     return kubectl_sorted(items)
 
 

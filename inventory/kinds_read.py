@@ -19,12 +19,17 @@ from collections.abc import Iterable, Mapping
 
 # Kinds every real cluster has objects of: namespaces default and kube-system, the
 # kube-root-ca.crt ConfigMap and the `default` ServiceAccount of every namespace, the system:*
-# ClusterRoles and their bindings, and the Service default/kubernetes.
+# ClusterRoles and their bindings, the Service default/kubernetes, and the Roles and
+# RoleBindings of kube-system and kube-public (the bootstrap signer's, the
+# extension-apiserver-authentication reader's, the controllers' leader election: kubeadm, EKS,
+# GKE and AKS alike), so an export holding none of them did not export namespaced RBAC.
 ALWAYS_PRESENT = (
     "ClusterRole",
     "ClusterRoleBinding",
     "ConfigMap",
     "Namespace",
+    "Role",
+    "RoleBinding",
     "Service",
     "ServiceAccount",
 )

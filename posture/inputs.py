@@ -151,6 +151,10 @@ class PostureInputs:
     # DRIFT-005: dialect ("vap", "kyverno") -> the generated pack's objects, for each dialect
     # of which the cluster runs objects of ours (posture/policy_packs.py); empty: none.
     policy_packs: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    # Kinds the cluster's last full sync certainly did not read (inventory.kinds_read: live
+    # lists refused, always-present kinds an export lacked); a check that can say "cannot
+    # tell" rather than not judging reads it (K8S-007 and the CNIs' own policy kinds).
+    kinds_unread: frozenset[str] = frozenset()
     extra: dict[str, object] = field(default_factory=dict)
 
     @cached_property

@@ -18,6 +18,7 @@ from inventory.drift import DriftChange
 from inventory.models import Cluster, ClusterObject, DriftEvent, Node, Pod
 from inventory.patching.hypervisor import hypervisor_manager, hypervisor_manager_status
 from inventory.patching.sla import patch_sla_days
+from inventory.selectors import cluster_kinds_unread
 from posture.exemptions import Exemption
 from posture.inputs import (
     DriftEventInfo,
@@ -256,6 +257,7 @@ def posture_inputs(
         unclassified_class=trust_class_info(unclassified) if unclassified else None,
         pool_taint_rules=pool_taint_rules(),
         sync_handovers=unattested_sync_handovers(cluster),
+        kinds_unread=frozenset(cluster_kinds_unread(cluster)),
         extra={"platform_trust_class": trust_class_info(platform)} if platform else {},
     )
     # Telemetry says who holds a busy GPU through the variable (posture's notion of a holding;

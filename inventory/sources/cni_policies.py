@@ -236,6 +236,14 @@ def _cilium_limited(
 
 
 CALICO_GROUPS = ("projectcalico.org", "crd.projectcalico.org")
+# The kinds whose objects may decide a GPU pod's egress to the internet (K8S-007), labelled as
+# a sync labels them ("group/Kind"): the policies above and Calico's network sets (the nets a
+# rule's destination selector picks: calico_sets.py). A live list of one refused leaves the
+# pods' egress unknown. Istio's Sidecar is not one: it limits only what goes through the proxy.
+EGRESS_CONTROL_KINDS = frozenset(
+    {f"{group}/{kind}" for group, kind in CNI_POLICY_KINDS if group != "networking.istio.io"}
+    | {f"{group}/{kind}" for group in CALICO_GROUPS for kind in ("GlobalNetworkSet", "NetworkSet")}
+)
 
 
 def _calico_placed(obj: dict[str, Any], policy: NetworkPolicy) -> NetworkPolicy:

@@ -95,6 +95,39 @@ def rbac_objects(*, beta_may_label_nodes: bool) -> list[dict]:
     return system + (labeler if beta_may_label_nodes else [])
 
 
+def system_roles() -> list[dict]:
+    """kube-system's Role and RoleBinding every cluster has (kubeadm, EKS, GKE, AKS): the
+    reader of the extension-apiserver-authentication ConfigMap, bound to the scheduler and
+    the controller manager."""
+    rules = [
+        {
+            "apiGroups": [""],
+            "resources": ["configmaps"],
+            "resourceNames": ["extension-apiserver-authentication"],
+            "verbs": ["get", "list", "watch"],
+        }
+    ]
+    name = "extension-apiserver-authentication-reader"
+    return [
+        {
+            "kind": "Role",
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "metadata": {"name": name, "namespace": "kube-system"},
+            "rules": rules,
+        },
+        {
+            "kind": "RoleBinding",
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "metadata": {"name": f"system::{name}", "namespace": "kube-system"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+            "subjects": [
+                {"kind": "User", "name": user, "apiGroup": "rbac.authorization.k8s.io"}
+                for user in ("system:kube-controller-manager", "system:kube-scheduler")
+            ],
+        },
+    ]
+
+
 COREDNS = {  # every real cluster runs pods in kube-system: the sign of an export of one
     "kind": "Pod",
     "apiVersion": "v1",
@@ -113,12 +146,18 @@ def snapshot(
     rbac: bool = True,
     configmaps: bool = True,
     exported: bool = True,
+    roles: bool = True,
+    extra: tuple[dict, ...] = (),
     **kw,
 ) -> str:
+    """small-cluster.json as an export of a real cluster (`exported`: a kube-system pod and,
+    with `roles`, kube-system's Role and RoleBinding), with `extra` objects."""
     items = copy.deepcopy(load_json("small-cluster.json")["items"])
     items = [o for o in items if o["metadata"].get("namespace") != "kube-system" or exported]
     if exported:
         items.append(copy.deepcopy(COREDNS))
+        items += system_roles() if roles else []
+    items += copy.deepcopy(list(extra))
     if not configmaps:
         items = [o for o in items if o["kind"] != "ConfigMap"]
     if rbac:
@@ -151,6 +190,8 @@ def test_always_present_kinds_read_none_of_are_unread_and_refused_ones_too():
     assert kinds_unread(counts) == [
         "ClusterRole",
         "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
         "Service",
         "ServiceAccount",
     ]

@@ -20,7 +20,7 @@ from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.dra_holdings import dra_index
 from posture.rules.k8s.grantees import judged_grantees, unclassified_evidence, unclassified_title
 from posture.rules.k8s.rbac_escalation import paths_title, reaching
-from posture.rules.k8s.rbac_eval import Grant, tenant_namespaces
+from posture.rules.k8s.rbac_eval import RBAC_KINDS, Grant, tenant_namespaces
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import binding_draft, namespace_draft, subject_draft
 from tenants.mapping import UNCLASSIFIED
@@ -30,7 +30,7 @@ LABEL_VERBS = ("patch", "update")
 
 @check(
     id="DRA-001",
-    needs=("ClusterRole", "ClusterRoleBinding", "ResourceClaim", "ResourceSlice"),
+    needs=(*RBAC_KINDS, "ResourceClaim", "ResourceSlice"),
     title="DRA admin access within a tenant's reach",
     severity="critical",
     scope="tenant",

@@ -29,7 +29,7 @@ from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.k8s.grantees import judged_grantees, unclassified_evidence, unclassified_title
 from posture.rules.k8s.namespace_writes import WRITE_VERBS, write_verbs
 from posture.rules.k8s.rbac_escalation import Escalation, escalations, paths_title
-from posture.rules.k8s.rbac_eval import Grant, effective_permissions
+from posture.rules.k8s.rbac_eval import RBAC_KINDS, Grant, effective_permissions
 from posture.rules.registry import MEMBERS_SHOWN, TITLE_MAX, FindingDraft, check
 from posture.rules.subjects import binding_draft
 from tenants.mapping import UNCLASSIFIED
@@ -130,7 +130,7 @@ def _escalated(
 
 @check(
     id="K8S-008",
-    needs=("ClusterRole", "ClusterRoleBinding"),
+    needs=RBAC_KINDS,
     title="A binding gives another tenant's principal write access in a tenant's namespace",
     severity="high",
     scope="tenant",

@@ -16,7 +16,13 @@ from posture.rules.k8s.egress_calico import OPEN, UNKNOWN, calico_egress, is_cal
 from posture.rules.k8s.egress_evidence import host_network, port_limits, selector_of
 from posture.rules.k8s.egress_mesh import MESH_NOTE, MESH_RESTRICTED, behind_sidecar, registry_only
 from posture.rules.k8s.egress_titles import TitleFacts, k8s007_title
-from posture.rules.k8s.egress_unread import names_only, policy_ref, unread_policies
+from posture.rules.k8s.egress_unread import (
+    grants,
+    names_only,
+    policy_ref,
+    refused_kinds,
+    unread_policies,
+)
 from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 
@@ -130,7 +136,9 @@ def cilium_restricts(policy: NetworkPolicy, pod: Pod) -> bool:
         "its network policy agent (`--enable-network-policy=true`) and controller "
         "(`enable-network-policy-controller` in the amazon-vpc-cni ConfigMap) enabled, "
         "kindnet before kind v0.24, GKE without Dataplane V2 "
-        "or network policy enforcement, and AKS without a network policy engine do not."
+        "or network policy enforcement, and AKS without a network policy engine do not. "
+        "Where the finding says the sync was refused listing a CNI's policy kinds, grant "
+        "gpuposture's account get/list/watch on them (deploy/rbac.yaml) and sync again."
     ),
     mappings=("SP800-53:SC-7",),
 )
@@ -147,9 +155,13 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
     enforced = enforcement(inputs.snapshot.workloads, inputs.snapshot.configmaps)
     mesh = registry_only(inputs.snapshot.configmaps)
     namespace_labels = {n.name: n.labels for n in inputs.snapshot.namespaces}
+    # CNI policy kinds the sync was refused listing: what their objects allow or deny is not
+    # known, so no pod reads as restricted nor as open (no engine acts where none enforces).
+    refused = refused_kinds(inputs.kinds_unread) if enforced.state != NOT_ENFORCED else []
     for namespace, pods in sorted(gpu_pods.items()):
         policies = sorted((p for p in own if p.namespace == namespace), key=lambda p: p.name)
         open_pods: list[Pod] = []
+        unsure: list[Pod] = []  # restricted as read, but a policy not listed may open them
         opened_by: dict[str, NetworkPolicy] = {}
         calico_unknown: dict[str, str] = {}  # Calico policies that cannot be evaluated: why
         ported: dict[str, str] = {}  # CNI policies limiting the internet to ports: which
@@ -184,10 +196,12 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                         [*chosen, calico.policy if calico else None], policy_ref, denied_ports
                     )
                 )
+                if refused:  # a Calico policy in an earlier tier, an ANP or Cilium allow
+                    unsure.append(pod)
                 continue
             open_pods.append(pod)
             denied.update({policy_ref(p): denied_note(p.egress_denied_ports) for p in denies})
-        if open_pods:
+        if open_pods or unsure:
             # A CNI's own policy here or cluster-wide may restrict them: unknown, not "none";
             # where the CNI is known not to enforce, no engine runs to act on any of them.
             unread = (
@@ -201,7 +215,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                 owners[namespace],
                 (open_pods, len(pods)),
                 policies,
-                (unread, unlisted),
+                (unread, unlisted, (refused, unsure)),
                 (enforced, sorted(opened_by), calico_unknown),
                 (mesh, [p for p in open_pods if mesh and behind_sidecar(p)]),
             )
@@ -247,19 +261,16 @@ def _egress_draft(
     tenant: TenantInfo,
     pods: tuple[list[Pod], int],
     policies: list[NetworkPolicy],
-    unknowns: tuple[list[NetworkPolicy], list[str]],
+    unknowns: tuple[list[NetworkPolicy], list[str], tuple[list[str], list[Pod]]],
     known: tuple[Enforcement, list[str], dict[str, str]],
     meshed: tuple[list[str], list[Pod]] = ([], []),
 ) -> FindingDraft:
-    (open_pods, gpu_pod_count), (unread, cnis), (enforced, opened_by, preceded) = (
-        pods,
-        unknowns,
-        known,
-    )
+    (open_pods, gpu_pod_count), (unread, cnis, (refused, unsure)), known_ = pods, unknowns, known
+    enforced, opened_by, preceded = known_
     evidence = {
         "namespace": namespace,
         "tenant": tenant.slug,
-        "verdict": "unknown" if unread or cnis or preceded else "not restricted",
+        "verdict": "unknown" if unread or cnis or preceded or refused else "not restricted",
         "network_policy_enforcement": _enforcement(enforced),
         "gpu_pods_without_egress_policy": [pod_ref(p) for p in open_pods[:MEMBERS_SHOWN]],
         "open_gpu_pods": len(open_pods),
@@ -283,6 +294,10 @@ def _egress_draft(
         evidence["unevaluated_policies"] = [policy_ref(p) for p in unread[:MEMBERS_SHOWN]]
     if cnis:
         evidence["cni_policies_not_read"] = cnis
+    if refused:
+        evidence["cni_policy_kinds_not_listed"] = grants(refused)
+    if unsure:
+        evidence["gpu_pods_restricted_as_read"] = [pod_ref(p) for p in unsure[:MEMBERS_SHOWN]]
     if preceded:
         evidence["calico_not_evaluated"] = [
             {"policy": ref, "why": why} for ref, why in sorted(preceded.items())[:MEMBERS_SHOWN]
@@ -308,6 +323,8 @@ def _egress_draft(
             preceded=preceded,
             unread_kinds=sorted({p.engine.partition("/")[2] for p in unread}),
             cnis=cnis,
+            refused=refused,
+            restricted=len(unsure),
         )
     )
     return namespace_draft(
@@ -318,7 +335,7 @@ def _egress_draft(
         evidence=evidence,
         title=title,
         severity=_severity(evidence, opened_by),
-        exposure=len(open_pods),
+        exposure=len(open_pods) + len(unsure),
     )
 
 
@@ -326,17 +343,25 @@ UNVERIFIED_BASIS = (
     "unverified: a policy gpuposture cannot evaluate may restrict these pods' egress, so the "
     "finding weighs as low, not as a confirmed medium (as ATTR-003 does for what it cannot see)"
 )
+UNLISTED_BASIS = (
+    "unverified: a policy restricts these pods' egress as read, but the sync could not list "
+    "policy kinds that may allow it, so the finding weighs as low, not as a confirmed medium"
+)
 
 
 def _severity(evidence: dict[str, object], opened_by: list[str]) -> str:
     """The check's severity ("") where egress is known open; low where a policy gpuposture
     cannot evaluate may restrict the pods, with the basis in the evidence. A pod a CNI rule
     opens is known open whatever else; a CNI whose policies were not listed at all (no policy
-    known to exist) keeps the check's severity, its title saying it cannot tell."""
+    known to exist) keeps the check's severity, its title saying it cannot tell, as does a pod
+    nothing read restricts where the sync was refused listing a CNI's policy kinds; pods
+    restricted as read, doubted only for those kinds, are low (UNLISTED_BASIS)."""
     unevaluated = "unevaluated_policies" in evidence or "calico_not_evaluated" in evidence
-    if evidence["verdict"] != "unknown" or opened_by or not unevaluated:
+    # Pods restricted as read, none open, only kinds not listed in doubt: likely restricted.
+    restricted = "gpu_pods_restricted_as_read" in evidence and not evidence["open_gpu_pods"]
+    if evidence["verdict"] != "unknown" or opened_by or not (unevaluated or restricted):
         return ""
-    evidence["basis"] = UNVERIFIED_BASIS
+    evidence["basis"] = UNVERIFIED_BASIS if unevaluated else UNLISTED_BASIS
     return "low"
 
 

@@ -27,6 +27,8 @@ class TitleFacts:
     preceded: dict[str, str] = field(default_factory=dict)  # Calico policies not evaluated: why
     unread_kinds: list[str] = field(default_factory=list)  # kinds of CNI policies not evaluated
     cnis: list[str] = field(default_factory=list)  # CNIs whose policies were not read
+    refused: list[str] = field(default_factory=list)  # CNI policy kinds the sync could not list
+    restricted: int = 0  # GPU pods restricted as read, which a kind not listed may open
 
 
 def k8s007_title(facts: TitleFacts) -> str:
@@ -44,10 +46,10 @@ def _named(refs: list[str], what: str, short: bool) -> str:
 
 def _title(facts: TitleFacts, short: bool) -> str:
     where = f"Namespace {facts.namespace} of tenant {facts.tenant}"
-    pods = f"{facts.open_pods} of {facts.gpu_pods} GPU pod(s)"
+    pods = f"{facts.open_pods + facts.restricted} of {facts.gpu_pods} GPU pod(s)"
     enforced = facts.enforced.state != NOT_ENFORCED
     title = f"{where}: {pods} with no NetworkPolicy restricting egress"
-    unknown = bool(facts.unread_kinds or facts.cnis)
+    unknown = bool(facts.unread_kinds or facts.cnis or facts.refused)
     if not enforced and facts.has_policies and not unknown:
         title = (
             f"{where}: egress of {pods} not restricted: the cluster's CNI "
@@ -74,8 +76,15 @@ def _title(facts: TitleFacts, short: bool) -> str:
             "cannot be told"
         )
     # Said of the pods only where no NetworkPolicy allowing all is named before it.
-    no_k8s = "" if facts.allowing and enforced else NO_K8S
-    if facts.preceded:
+    no_k8s = "" if (facts.allowing and enforced) or facts.restricted else NO_K8S
+    if facts.refused:
+        # First: the sync's own gap, which the account's grant closes (the evidence says how).
+        kinds = _named(facts.refused, "CNI policy kind", short)
+        title = (
+            f"{cannot_tell}: the sync was refused listing {kinds}, whose policies may allow or "
+            f"deny it{no_k8s}"
+        )
+    elif facts.preceded:
         names = _named(sorted(facts.preceded)[:MEMBERS_SHOWN], "Calico policy", short)
         why = "; ".join(sorted(set(facts.preceded.values()))) if not short else "why: evidence"
         title = (

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 
 from inventory.snapshot import NetworkPolicy, Pod
+from inventory.sources.cni_policies import EGRESS_CONTROL_KINDS
+from inventory.sources.kube_kinds import plural
 from posture.rules.k8s.egress_calico import is_calico
 
 
@@ -69,3 +71,20 @@ def policy_ref(policy: NetworkPolicy) -> str:
     """How the evidence names a CNI policy: its kind, then namespace/name or "cluster-wide"."""
     where = f"{policy.namespace}/" if policy.namespace else "cluster-wide "
     return f"{policy.engine} {where}{policy.name}"
+
+
+def refused_kinds(unread: Iterable[str]) -> list[str]:
+    """The CNI policy kinds (EGRESS_CONTROL_KINDS) the last full sync was refused listing
+    (inventory.kinds_read: a 403 or 401; one not served, a 404, is an answer and not here):
+    any of their objects may allow or deny a GPU pod's egress, so it cannot be told."""
+    return sorted(k for k in unread if k in EGRESS_CONTROL_KINDS)
+
+
+def grants(kinds: Iterable[str]) -> list[dict[str, str]]:
+    """Each refused kind, with the grant that lets the next sync read it."""
+    found = []
+    for label in kinds:
+        group, _, kind = label.partition("/")
+        grant = f"grant get/list/watch on {plural(kind)}.{group} (deploy/rbac.yaml)"
+        found.append({"kind": label, "grant": grant})
+    return found

@@ -26,6 +26,7 @@ from inventory.rbac import subject_label as _subject_label
 from inventory.snapshot import ClusterSnapshot
 from posture.inputs import PostureInputs
 from posture.rules.k8s.rbac_eval import (
+    RBAC_KINDS,
     Grant,
     can,
     effective_permissions,
@@ -51,7 +52,7 @@ EDIT_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 
 @check(
     id="K8S-003",
-    needs=("ClusterRole", "ClusterRoleBinding"),
+    needs=RBAC_KINDS,
     title="A tenant principal may patch or update nodes",
     severity="high",
     scope="tenant",
@@ -109,7 +110,7 @@ def tenant_may_patch_nodes(inputs: PostureInputs) -> Iterator[FindingDraft]:
 
 @check(
     id="K8S-004",
-    needs=("ClusterRole", "ClusterRoleBinding", "ConfigMap"),
+    needs=(*RBAC_KINDS, "ConfigMap"),
     title="A tenant principal may edit the device-plugin or MIG configuration",
     severity="high",
     scope="tenant",
@@ -170,7 +171,8 @@ def operator_namespaces(snapshot: ClusterSnapshot) -> set[str]:
 
 @check(
     id="K8S-005",
-    needs=("ClusterRole", "ClusterRoleBinding"),
+    # It reads RoleBindings only (as it always declared the cluster-wide kinds, kept).
+    needs=("ClusterRole", "ClusterRoleBinding", "RoleBinding"),
     title="A GPU Operator service account is bound from outside its namespace",
     severity="medium",
     scope="tenant",

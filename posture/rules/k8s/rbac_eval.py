@@ -33,6 +33,12 @@ from inventory.sources.aws_auth import AWS_AUTH
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.k8s.aws_auth import EVERYTHING, MASTERS_ROLE, SYSTEM_MASTERS, mapped_roles
 
+# The kinds the evaluator reads: a check over it that a sync read none of one of them did not
+# look (Check.needs). A RoleBinding grants in its namespace what a ClusterRoleBinding grants
+# everywhere (an edit binding in another tenant's namespace, exec in the GPU Operator's), so
+# an export without namespaced RBAC would read as "nobody is granted" and resolve findings.
+RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+
 
 @dataclass(frozen=True)
 class Grant:

@@ -1,0 +1,108 @@
+"""Every real cluster has Roles and RoleBindings (kube-system's): an export of one that holds
+none did not export namespaced RBAC, so the checks that read it (K8S-003, K8S-004, K8S-005,
+K8S-008, DRA-001) are not judged by it. Their findings stay open, saying why, rather than
+resolving because "nobody is granted"; a hand-written world is taken at its word."""
+
+from __future__ import annotations
+
+import pytest
+
+from inventory.kinds_read import kinds_unread
+from inventory.services import cluster_sync_from_snapshot
+from inventory.sync import cluster_get_or_create
+from posture.judged import checks_unjudged
+from posture.services import posture_evaluate
+from tenants.services import tenants_apply
+from tenants.spec import parse_tenants_document
+from tests.conftest import api_client, load_json
+from tests.posture.test_unread_kinds import only, snapshot
+
+# beta's group may create pods in alpha's namespace, through a Role and a RoleBinding there.
+DEPLOYER = (
+    {
+        "kind": "Role",
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "metadata": {"name": "deployer", "namespace": "team-alpha"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete"]}],
+    },
+    {
+        "kind": "RoleBinding",
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "metadata": {"name": "beta-deployer", "namespace": "team-alpha"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "deployer"},
+        "subjects": [
+            {"kind": "Group", "name": "beta-ops", "apiGroup": "rbac.authorization.k8s.io"}
+        ],
+    },
+)
+
+
+def cross_tenant():
+    return only("K8S-008")
+
+
+@pytest.fixture
+def exported_world(personas, tmp_path):
+    tenants_apply(specs=parse_tenants_document(load_json("small-tenants.json")))
+    cluster = cluster_get_or_create(name="lab")
+    cluster_sync_from_snapshot(
+        cluster=cluster, paths=[snapshot(tmp_path, "a.json", extra=DEPLOYER)]
+    )
+    posture_evaluate()
+    return cluster
+
+
+def test_roles_and_rolebindings_are_always_present_kinds():
+    counts = {"ClusterRole": 60, "ClusterRoleBinding": 50, "Role": 0}
+    assert {"Role", "RoleBinding"} <= set(kinds_unread(counts))
+    assert not {"Role", "RoleBinding"} & set(kinds_unread(counts, real_cluster=False))
+    for check_id in ("K8S-003", "K8S-004", "K8S-008", "DRA-001"):
+        assert checks_unjudged(["Role"])[check_id] == ("Role",)
+    assert checks_unjudged(["RoleBinding"])["K8S-005"] == ("RoleBinding",)
+    assert "K8S-005" not in checks_unjudged(["Role"])  # it reads no Role
+
+
+@pytest.mark.django_db
+def test_an_export_without_roles_keeps_the_cross_tenant_finding_open(
+    exported_world, tmp_path, personas
+):
+    before = cross_tenant()
+    assert before.status == "open" and before.subject_name == "beta-deployer"
+    # The same cluster exported without Roles and RoleBindings (ClusterRoles still there).
+    run = cluster_sync_from_snapshot(
+        cluster=exported_world, paths=[snapshot(tmp_path, "b.json", roles=False)]
+    )
+    posture_evaluate()
+    assert {"Role", "RoleBinding"} <= set(run.kinds_unread)
+    after = cross_tenant()
+    assert after.status == "open"
+    assert after.last_seen == before.last_seen
+    body = api_client(personas["security_lead"]).get(f"/api/v1/findings/{after.pk}/").json()
+    assert body["not_rejudged"] == (
+        "not re-judged in the last sync: it read no Role or RoleBinding"
+    )
+
+
+@pytest.mark.django_db
+def test_an_export_with_roles_judges_and_resolves_the_removed_binding(exported_world, tmp_path):
+    # kube-system's Role and binding read, beta's binding gone: judged, and resolved.
+    run = cluster_sync_from_snapshot(cluster=exported_world, paths=[snapshot(tmp_path, "c.json")])
+    posture_evaluate()
+    assert not {"Role", "RoleBinding"} & set(run.kinds_unread)
+    assert cross_tenant().status == "resolved"
+
+
+@pytest.mark.django_db
+def test_a_hand_written_world_without_roles_is_judged(personas, tmp_path):
+    tenants_apply(specs=parse_tenants_document(load_json("small-tenants.json")))
+    cluster = cluster_get_or_create(name="written")
+    written = snapshot(tmp_path, "a.json", exported=False, extra=DEPLOYER)
+    cluster_sync_from_snapshot(cluster=cluster, paths=[written])
+    posture_evaluate()
+    assert cross_tenant().status == "open"
+    run = cluster_sync_from_snapshot(
+        cluster=cluster, paths=[snapshot(tmp_path, "b.json", exported=False)]
+    )
+    posture_evaluate()
+    assert run.kinds_unread == []
+    assert cross_tenant().status == "resolved"
