@@ -20,7 +20,6 @@ from audit.services import CREATE, Actor, audit_change, audit_record
 from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.rescore import rescore_request
 from inventory.audit_state import cluster_state, stored_cluster_state
-from inventory.kinds_read import exported_from_a_real_cluster
 from inventory.models import Cluster, Node, Pod, SyncRun
 from inventory.platform import platform_inputs
 from inventory.queue import enqueue_sync
@@ -181,7 +180,7 @@ def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token
         stored_nodes=Node.objects.filter(cluster=cluster).count(),
         stored_pods=pods.count(),
         real_cluster=pods.filter(namespace="kube-system").exists(),  # inventory.kinds_read
-        exported_kube_system=exported_from_a_real_cluster(p.namespace for p in snapshot.pods),
+        exported_kube_system=any(p.namespace == "kube-system" for p in snapshot.pods),
     )
     if refused:  # an empty or partial export would resolve every finding: nothing is applied
         sync_run_fail(run=run, error=refused)

@@ -182,7 +182,7 @@ def _apply(
 
 
 def _unread(snapshot: snap.ClusterSnapshot) -> list[str]:
-    real = exported_from_a_real_cluster(p.namespace for p in snapshot.pods)
+    real = exported_from_a_real_cluster((p.namespace, p.name) for p in snapshot.pods)
     # A scheduled pod's claims all exist, one made from its template too (the scheduler
     # waits for it) even where the export holds no status naming it.
     referenced = kinds_referenced(

@@ -14,7 +14,6 @@ from audit.services import Actor, audit_record
 from gpuposture.base.rescore import rescore_request
 from inventory.bulk import db_datetime, rows_insert
 from inventory.models import Cluster, SyncRun
-from inventory.selectors import cluster_kinds_unread
 from inventory.snapshot import gc_paused
 from posture import scoring
 from posture.acceptance_carry import acceptance_state
@@ -167,7 +166,7 @@ def posture_evaluate(*, clusters: Iterable[Cluster] | None = None) -> PostureRun
             evaluation = evaluate(inputs)
             # Checks that need a kind the last sync did not read keep their findings, as do
             # the findings that came through claims when it read no PersistentVolume.
-            unread = cluster_kinds_unread(cluster)
+            unread = inputs.kinds_unread
             counts = findings_refresh(
                 cluster=cluster,
                 drafts=evaluation.drafts,

@@ -134,10 +134,11 @@ PINNED: dict[str, int] = {
     "notification-settings": 8,
     # The clusters, then posture.read_model.posture_inputs for the shown one (a fixed set of
     # reads: the snapshot by kind, tenants, approvals, exemptions, telemetry, the handovers
-    # sync history recorded, patch records; about 20), the trust classes, the stored pack
+    # sync history recorded, patch records, the kinds the last full sync did not read; about
+    # 20), the trust classes, the stored pack
     # (lock, latest, previous, insert), and for a tenant viewer their namespaces instead of
     # the pack's storage.
-    "enforcement": 32,
+    "enforcement": 33,
 }
 # Rows of the matrix with no parameter that are not lists: forms, the API root, the schema.
 NOT_LISTS = {

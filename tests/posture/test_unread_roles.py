@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from inventory.kinds_read import kinds_unread
+from inventory.kinds_read import exported_from_a_real_cluster, kinds_unread
 from inventory.services import cluster_sync_from_snapshot
 from inventory.sync import cluster_get_or_create
 from posture.judged import checks_unjudged
@@ -103,6 +103,43 @@ def test_a_hand_written_world_without_roles_is_judged(personas, tmp_path):
     run = cluster_sync_from_snapshot(
         cluster=cluster, paths=[snapshot(tmp_path, "b.json", exported=False)]
     )
+    posture_evaluate()
+    assert run.kinds_unread == []
+    assert cross_tenant().status == "resolved"
+
+
+DEVICE_PLUGIN_POD = {  # a hand-written world's device plugin, in kube-system as many put it
+    "kind": "Pod",
+    "apiVersion": "v1",
+    "metadata": {"name": "nvidia-device-plugin-daemonset-7xk2p", "namespace": "kube-system"},
+    "spec": {
+        "nodeName": "gpu-node-1",
+        "containers": [{"name": "plugin", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}],
+    },
+    "status": {"phase": "Running"},
+}
+
+
+def test_only_a_clusters_own_plumbing_in_kube_system_shows_an_export():
+    assert not exported_from_a_real_cluster([("kube-system", "nvidia-device-plugin-x")])
+    assert not exported_from_a_real_cluster([("team-a", "coredns-5d78c9869d-x7k2p")])
+    for name in ("coredns-5d78c9869d-x7k2p", "kube-proxy-8wq2t", "aws-node-9x2lm", "etcd-cp-1"):
+        assert exported_from_a_real_cluster([("kube-system", name)])
+
+
+@pytest.mark.django_db
+def test_a_written_world_with_its_device_plugin_in_kube_system_is_judged(personas, tmp_path):
+    # Its kube-system holds the device plugin, not a cluster's DNS, CNI or kube-proxy: what it
+    # omits is absent, so the binding removed resolves and no kind reads as unread.
+    tenants_apply(specs=parse_tenants_document(load_json("small-tenants.json")))
+    cluster = cluster_get_or_create(name="written")
+    plugin = (DEVICE_PLUGIN_POD,)
+    first = snapshot(tmp_path, "a.json", exported=False, extra=(*plugin, *DEPLOYER))
+    cluster_sync_from_snapshot(cluster=cluster, paths=[first])
+    posture_evaluate()
+    assert cross_tenant().status == "open"
+    second = snapshot(tmp_path, "b.json", exported=False, extra=plugin)
+    run = cluster_sync_from_snapshot(cluster=cluster, paths=[second])
     posture_evaluate()
     assert run.kinds_unread == []
     assert cross_tenant().status == "resolved"
