@@ -32,6 +32,11 @@ other object so those keep the ids they had (demo/world.py draws ids in sequence
   RuntimeClass `nvidia`, and an AMD MI300X node only AMD's DRA driver serves (demo/newest.py).
 - After those, on prod-east: research's tokenizer Job whose generic ephemeral volume's claim
   is bound to a hostPath PV of the node's /var/lib (demo/k8s_storage.py).
+- Last, gateways and controllers: Kubeflow notebooks behind Istio's Kubeflow gateway, which
+  authenticates on prod-east and not on neo-west (demo/k8s_serving.py); orbital's KServe
+  serverless vLLM on Knative with Kourier on neo-west (demo/k8s_knative.py); on prod-east an
+  OpenKruise SidecarSet injecting a /var/log/pods hostPath into research's vLLM pods, and an
+  Argo Rollout running orbital's Deployment fold-api by workloadRef (demo/k8s_rollouts.py).
 
 Pure Python: no Django, no network; deterministic for the `Ids` it is given.
 """
@@ -41,6 +46,9 @@ from __future__ import annotations
 from demo import k8s
 from demo.cluster_parts import CLIN, EVAL, NB, ORB, REG, SANDBOX, Cluster
 from demo.k8s import Ids, Obj
+from demo.k8s_knative import kserve
+from demo.k8s_rollouts import rollouts
+from demo.k8s_serving import kubeflow
 from demo.k8s_storage import ephemeral_scratch
 from demo.later_nodes import later_nodes
 from demo.newest import newest
@@ -90,7 +98,13 @@ def additions(ids: Ids, c: Cluster, items: list[Obj]) -> list[Obj]:
     )
     later = later_nodes(ids, c, items + added, CNI.get(c.name))
     latest = newest(ids, c, items + added + later, CNI.get(c.name))
-    return added + later + latest + ephemeral_scratch(ids, c)
+    scratch = ephemeral_scratch(ids, c)
+    # Last: what the tenants serve through gateways (demo/k8s_serving.py, demo/k8s_knative.py).
+    served = kubeflow(ids, c, items + added + later + latest)
+    served += kserve(ids, c, items + added + later + latest)
+    # And what an injector and a rollout controller do to tenant pods (demo/k8s_rollouts.py).
+    controlled = rollouts(ids, c, items + added + later + latest)
+    return added + later + latest + scratch + served + controlled
 
 
 def _federate(c: Cluster, items: list[Obj]) -> None:

@@ -117,7 +117,10 @@ _KIND_ORDER = ("Namespace", "Node", "ClusterPolicy", "ConfigMap", "ResourceQuota
                "DaemonSet", "Deployment", "ReplicaSet", "CronJob", "Job", "Pod", "ClusterRole", "ClusterRoleBinding",
                "Role", "RoleBinding", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim",
                "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "KyvernoClusterPolicy",
-               "CiliumNetworkPolicy", "HTTPRoute", "HTTPProxy", "PersistentVolume", "PersistentVolumeClaim", "ServiceAccount", "RuntimeClass")
+               "CiliumNetworkPolicy", "HTTPRoute", "HTTPProxy", "PersistentVolume", "PersistentVolumeClaim", "ServiceAccount", "RuntimeClass",
+               # demo/k8s_serving.py and demo/k8s_rollouts.py: gateways, serving, injectors
+               "Profile", "Notebook", "Gateway", "VirtualService", "AuthorizationPolicy", "RequestAuthentication",
+               "InferenceService", "Configuration", "Revision", "Ingress", "StatefulSet", "SidecarSet", "Rollout")
 # fmt: on
 
 

@@ -29,6 +29,8 @@ CLUSTER_SCOPED = {
     "RuntimeClass",
     "ValidatingAdmissionPolicy",
     "ValidatingAdmissionPolicyBinding",
+    "Profile",  # Kubeflow's
+    "SidecarSet",  # OpenKruise's
 }
 NAMESPACED = {
     "Pod",
@@ -50,6 +52,18 @@ NAMESPACED = {
     "CronJob",
     "ResourceClaim",
     "ResourceClaimTemplate",
+    # Gateways, serving and rollouts (demo/k8s_serving.py, k8s_knative.py, k8s_rollouts.py)
+    "StatefulSet",
+    "Notebook",
+    "Gateway",
+    "VirtualService",
+    "AuthorizationPolicy",
+    "RequestAuthentication",
+    "InferenceService",
+    "Configuration",
+    "Revision",
+    "Ingress",
+    "Rollout",
 }
 TENANT_LABEL = "gpuposture.io/tenant"
 
@@ -547,7 +561,8 @@ def test_pod_hardening_spots(clusters: dict[str, list[dict[str, Any]]]) -> None:
     for spot in ("privileged", "hostIPC", "dev", "SYS_ADMIN", "NET_ADMIN", "mig-config"):
         assert found[spot] >= 1, spot
     assert found["open-jupyter"] == 1
-    node_ports = [s for s in everywhere(clusters, "Service") if s["spec"]["type"] == "NodePort"]
+    services = [s for s in everywhere(clusters, "Service") if s["apiVersion"] == "v1"]
+    node_ports = [s for s in services if s["spec"]["type"] == "NodePort"]  # not Knative's
     assert [s["spec"]["ports"][0]["targetPort"] for s in node_ports] == [8888]
 
 

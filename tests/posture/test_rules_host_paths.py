@@ -250,6 +250,9 @@ def test_demo_world_host_paths():
         # through a generic ephemeral volume's claim, bound to a hostPath PV
         ("prod-east", "shard-tokenize", "/var/lib"),
         ("neo-west", "gpu-usage-exporter", "/var/lib/kubelet/pod-resources"),
+        # injected by OpenKruise SidecarSet vllm-log-agent (demo/k8s_rollouts.py)
+        ("prod-east", "vllm-dev", "/var/log/pods"),
+        ("prod-east", "vllm-canary", "/var/log/pods"),
     }  # and not rag-serve's read-only /etc/localtime
 
 
