@@ -15,11 +15,12 @@ from tests.conftest import api_client
 pytestmark = pytest.mark.django_db
 
 # roles + posture_inputs' reads (the snapshot by kind, tenants, approvals, exemptions,
-# telemetry, the handovers syncs recorded, patch records) + the trust classes + the stored
+# telemetry, the handovers syncs recorded, patch records, the kinds the last full sync did
+# not read) + the trust classes + the stored
 # pack (lock, latest, previous, insert when it changed) + the cluster; the pack is stored on
 # the first call only.
-PREVIEW_PIN = 25
-PAGE_PIN = 28  # + session, user and the cluster chooser
+PREVIEW_PIN = 26
+PAGE_PIN = 29  # + session, user and the cluster chooser
 
 
 def more_pods(cluster, n: int) -> None:
