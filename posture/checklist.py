@@ -189,15 +189,11 @@ def _claims_read(facts: ChecklistFacts, judged: tuple[str, dict]) -> tuple[str, 
     """Item 2 passes only where the DRA claims pods name, and the slices that say which GPU
     each claim holds, were read: a claim not read may be a device shared between tenants (a
     finding open still fails it)."""
-    judged = _slices_read(facts, judged)
-    status, evidence = judged
-    if status == PASS and "ResourceClaim" in facts.kinds_unread:
-        reason = (
-            "pods name DRA resource claims the last full sync did not read: which devices "
-            "they hold, and who shares them, is unknown"
-        )
-        return UNKNOWN, {"reason": reason, "not_read": ["ResourceClaim"], **evidence}
-    return status, evidence
+    reason = (
+        "pods name DRA resource claims the last full sync did not read: which devices "
+        "they hold, and who shares them, is unknown"
+    )
+    return _unknown_unread(facts, _slices_read(facts, judged), "ResourceClaim", reason)
 
 
 def _slices_read(facts: ChecklistFacts, judged: tuple[str, dict]) -> tuple[str, dict]:
@@ -205,13 +201,20 @@ def _slices_read(facts: ChecklistFacts, judged: tuple[str, dict]) -> tuple[str, 
     when the last full sync proved them there (its claims allocated): a node whose GPUs only
     its slices publish, never read, may be a GPU node nobody judged (a finding open still
     fails it)."""
+    reason = (
+        "the last full sync read no DRA ResourceSlice though its claims are allocated: "
+        "which nodes hold GPUs only a DRA driver publishes is not fully known"
+    )
+    return _unknown_unread(facts, judged, "ResourceSlice", reason)
+
+
+def _unknown_unread(
+    facts: ChecklistFacts, judged: tuple[str, dict], kind: str, reason: str
+) -> tuple[str, dict]:
+    """A pass turned unknown, saying `reason`, where the last full sync did not read `kind`."""
     status, evidence = judged
-    if status == PASS and "ResourceSlice" in facts.kinds_unread:
-        reason = (
-            "the last full sync read no DRA ResourceSlice though its claims are allocated: "
-            "which nodes hold GPUs only a DRA driver publishes is not fully known"
-        )
-        return UNKNOWN, {"reason": reason, "not_read": ["ResourceSlice"], **evidence}
+    if status == PASS and kind in facts.kinds_unread:
+        return UNKNOWN, {"reason": reason, "not_read": [kind], **evidence}
     return status, evidence
 
 
