@@ -53,18 +53,20 @@ def kinds_unread(
 
 
 RESOURCE_CLAIM, RESOURCE_SLICE, RUNTIME_CLASS = "ResourceClaim", "ResourceSlice", "RuntimeClass"
+DEVICE_CLASS = "DeviceClass"
 
 
 def kinds_referenced(
     pod_claims: Iterable[str | None],
     allocated_claims: int,
     runtime_classes: Iterable[str | None],
+    device_classes: Iterable[str] = (),
 ) -> list[str]:
     """The ambiguous kinds a snapshot's own objects prove the cluster had: ResourceClaim when a
     pod names a claim (`pod_claims`: each pod entry's claim, None for a template whose claim
     may not be made yet: a pending pod's may really not exist), ResourceSlice when a claim is
     allocated (`allocated_claims`: its devices came from a slice), RuntimeClass when a pod
-    names one."""
+    names one, DeviceClass when an allocated claim's request names one (`device_classes`)."""
     found = []
     if any(pod_claims):
         found.append(RESOURCE_CLAIM)
@@ -72,6 +74,8 @@ def kinds_referenced(
         found.append(RESOURCE_SLICE)
     if any(runtime_classes):
         found.append(RUNTIME_CLASS)
+    if any(device_classes):
+        found.append(DEVICE_CLASS)
     return found
 
 
@@ -101,13 +105,31 @@ CLUSTER_PLUMBING = (
 )
 
 
+# OpenShift runs no pod in kube-system: its DNS, network and control plane run in namespaces
+# of their own, which only a running OpenShift cluster has pods in.
+OPENSHIFT_PLUMBING = frozenset(
+    {
+        "openshift-dns",
+        "openshift-etcd",
+        "openshift-kube-apiserver",
+        "openshift-ovn-kubernetes",
+        "openshift-sdn",
+        "openshift-multus",
+    }
+)
+
+
 def exported_from_a_real_cluster(pods: Iterable[tuple[str, str]]) -> bool:
     """Whether the snapshot shows itself an export of a running cluster: of its pods
     (namespace, name), kube-system's include its DNS, CNI, kube-proxy or control plane
-    (CLUSTER_PLUMBING). Only then does "none of an always-present kind" prove the kind was not
-    exported. A hand-written world (a test, a reduced example) without them is taken at its
-    word: what it omits is absent, even where it runs a device plugin in kube-system."""
-    return any(ns == "kube-system" and name.startswith(CLUSTER_PLUMBING) for ns, name in pods)
+    (CLUSTER_PLUMBING), or OpenShift's namespaces for them hold pods (OPENSHIFT_PLUMBING).
+    Only then does "none of an always-present kind" prove the kind was not exported. A
+    hand-written world (a test, a reduced example) without them is taken at its word: what
+    it omits is absent, even where it runs a device plugin in kube-system."""
+    return any(
+        (ns == "kube-system" and name.startswith(CLUSTER_PLUMBING)) or ns in OPENSHIFT_PLUMBING
+        for ns, name in pods
+    )
 
 
 def kinds_read(counts: Mapping[str, int], unread: Iterable[str] = ()) -> frozenset[str]:
@@ -134,6 +156,13 @@ _UNREAD_SAID = {
         "unknown), the findings of the checks that read slices are kept as they were, not "
         "re-judged, and checklist items 2 and 5 say unknown; add resourceslices,deviceclasses "
         "to `kubectl get`"
+    ),
+    DEVICE_CLASS: (
+        "the snapshot holds allocated ResourceClaims whose requests name DeviceClasses but no "
+        "DeviceClass, so the sharing a class's config sets (time-slicing, MPS) is read only "
+        "where the claims' allocation carries it: the findings of the checks that read it (the "
+        "sharing checks, K8S-001) are kept as they were, not re-judged; add deviceclasses to "
+        "`kubectl get`"
     ),
     RUNTIME_CLASS: (
         "the snapshot holds pods that name a RuntimeClass but no RuntimeClass, so a pod's "

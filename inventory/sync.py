@@ -184,15 +184,16 @@ def _apply(
 def _unread(snapshot: snap.ClusterSnapshot) -> list[str]:
     real = exported_from_a_real_cluster((p.namespace, p.name) for p in snapshot.pods)
     # A scheduled pod's claims all exist, one made from its template too (the scheduler
-    # waits for it) even where the export holds no status naming it.
+    # waits for it) even where the export holds no status naming it; not a finished pod's:
+    # the claim made from its template is deleted once it is done.
+    live = [p for p in snapshot.pods if p.is_active]
+    allocated = [c for c in snapshot.dra_claims if c.results]
     referenced = kinds_referenced(
-        (
-            entry.claim or (entry.template and p.node_name)
-            for p in snapshot.pods
-            for entry in p.resource_claims
-        ),
-        sum(1 for c in snapshot.dra_claims if c.results),
-        (p.runtime_class for p in snapshot.pods),
+        (e.claim or (e.template and p.node_name) for p in live for e in p.resource_claims),
+        len(allocated),
+        (p.runtime_class for p in live),
+        # The allocator allocates only from a class that exists.
+        (r.device_class or next(iter(r.alternatives), "") for c in allocated for r in c.requests),
     )
     return kinds_unread(
         snapshot.counts, snapshot.unlisted, real_cluster=real, referenced=referenced

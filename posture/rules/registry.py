@@ -90,6 +90,11 @@ TITLE_MAX = 300
 CheckFunction = Callable[[PostureInputs], Iterable[FindingDraft]]
 
 
+# The DRA kinds a check reading who holds which device through claims needs: the claims, the
+# slices publishing their devices, the classes whose config may set the sharing.
+DRA_KINDS = ("ResourceClaim", "ResourceSlice", "DeviceClass")
+
+
 @dataclass(frozen=True)
 class Check:
     id: str
@@ -105,7 +110,8 @@ class Check:
     severity_rule: str = ""
     # Kinds the check reads whose absence from a sync means they were not read (every real
     # cluster has objects of them, a live list was refused, or the snapshot's own objects name
-    # them: a pod's ResourceClaim or RuntimeClass, an allocated claim's ResourceSlice;
+    # them: a pod's ResourceClaim or RuntimeClass, an allocated claim's ResourceSlice or
+    # DeviceClass;
     # inventory.kinds_read): it is then not judged, and its stored findings are kept as they
     # were (posture.judged).
     needs: tuple[str, ...] = ()

@@ -21,7 +21,7 @@ from posture.judged import checks_unjudged
 from posture.models import Finding
 from tests.conftest import api_client
 from tests.inventory.test_dra_only_nodes import dra_node
-from tests.posture.dra_world import claim, device_class, dra_pod, resource_slice
+from tests.posture.dra_world import claim, device_class, dra_pod, gpu_config, resource_slice
 from tests.posture.gpu_access_world import namespace, node
 from tests.test_runtime_class_gpu import RENAMED
 from tests.test_runtime_class_gpu import TENANTS as EDGE_TENANTS
@@ -200,3 +200,44 @@ def test_which_checks_a_claim_slice_or_runtime_class_unread_leaves_unjudged():
     )
     assert {"SHARE-001", "K8S-001", "LEAK-002"} <= set(checks_unjudged(["ResourceSlice"]))
     assert {"POD-011", "STACK-004"} <= set(checks_unjudged(["RuntimeClass"]))
+
+
+def _class_shared_world(*, classes: bool = True) -> list[dict]:
+    """Two tenants' claims on one GPU, time-sliced by their DeviceClass's config alone (the
+    claims carry none, nor does their allocation)."""
+    shared = device_class(config=[{"opaque": gpu_config("TimeSlicing")["opaque"]}])
+    objects = [o for o in _shared_world(claims=False) if o["kind"] != "DeviceClass"]
+    objects += [
+        claim("alpha", "train-gpu", ["gpu-0"], reserved_for=["train-0"]),
+        claim("beta", "infer-gpu", ["gpu-0"], reserved_for=["infer-0"]),
+    ]
+    return [*objects, shared] if classes else objects
+
+
+def test_an_export_without_the_classes_its_claims_name_keeps_the_sharing_findings(
+    tmp_path, personas
+):
+    # rtpartial2 k19: the class set the sharing, the export left classes out, and the
+    # sharing findings resolved on what was not read.
+    _apply_tenants(tmp_path, TENANTS)
+    _sync(tmp_path, "full", _class_shared_world())
+    share = Finding.objects.get(check_id="SHARE-001")
+    assert share.status == "open"
+    run = _sync(tmp_path, "noclasses", _class_shared_world(classes=False))
+    assert "DeviceClass" in run.kinds_unread
+    assert any("but no DeviceClass" in w for w in run.warnings)
+    kept = Finding.objects.get(check_id="SHARE-001")
+    assert kept.status == "open" and kept.last_seen == share.last_seen
+    assert _note(personas, kept) == "not re-judged in the last sync: it read no DeviceClass"
+
+
+def test_a_finished_pods_deleted_claim_is_no_kind_unread(tmp_path, personas):
+    # rtpartial2 k49: the claim made from a finished Job pod's template is deleted once the
+    # pod is done; its status still names it. Nothing was left out of the export.
+    _apply_tenants(tmp_path, TENANTS)
+    done = dra_pod("alpha", "job-0", template="gpu-tpl", generated="job-0-gpu-x7k2p")
+    done["status"]["phase"] = "Succeeded"
+    world = [namespace("alpha"), node("gpu-a", gpus=4), device_class(), done]
+    run = _sync(tmp_path, "done", [*world, resource_slice("gpu-a")])
+    assert run.kinds_unread == []
+    assert not any("ResourceClaim" in w for w in run.warnings)

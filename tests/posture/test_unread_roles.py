@@ -5,10 +5,13 @@ resolving because "nobody is granted"; a hand-written world is taken at its word
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from inventory.kinds_read import exported_from_a_real_cluster, kinds_unread
 from inventory.services import cluster_sync_from_snapshot
+from inventory.sources.files import ROLES_UNREAD, absence_warnings
 from inventory.sync import cluster_get_or_create
 from posture.judged import checks_unjudged
 from posture.services import posture_evaluate
@@ -143,3 +146,22 @@ def test_a_written_world_with_its_device_plugin_in_kube_system_is_judged(persona
     posture_evaluate()
     assert run.kinds_unread == []
     assert cross_tenant().status == "resolved"
+
+
+def test_an_openshift_export_shows_itself_by_its_own_plumbing_namespaces():
+    # OpenShift runs no pod in kube-system (rtpartial2 k48): its DNS and network show it.
+    assert exported_from_a_real_cluster([("openshift-dns", "dns-default-8x2pq")])
+    assert exported_from_a_real_cluster([("openshift-ovn-kubernetes", "ovnkube-node-4kq9z")])
+    assert not exported_from_a_real_cluster([("openshift-gpu-operator", "gpu-operator-5c9d")])
+
+
+def test_a_snapshot_without_namespaced_rbac_says_so():
+    counts = Counter({"Pod": 3, "ClusterRole": 60, "ClusterRoleBinding": 50})
+    assert any(
+        "but no RoleBinding" in w and "add roles,rolebindings to `kubectl get`" in w
+        for w in absence_warnings(counts)
+    )
+    counts["RoleBinding"] = 4
+    assert ROLES_UNREAD in absence_warnings(counts)
+    counts["Role"] = 2
+    assert not any("Role" in w and "ClusterRole" not in w for w in absence_warnings(counts))

@@ -19,7 +19,7 @@ from posture.rules.common import (
     tenants_on_node,
 )
 from posture.rules.env_holdings import reaches
-from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.registry import DRA_KINDS, MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import node_draft, node_named
 from telemetry.hijack import Hijack, UnmappedNode
 
@@ -28,7 +28,7 @@ UNATTRIBUTABLE_MODES = (SharingMode.TIME_SLICING.value, SharingMode.MPS.value)
 
 @check(
     id="ATTR-002",
-    needs=("ResourceClaim", "ResourceSlice"),
+    needs=DRA_KINDS,
     title="GPU utilisation cannot be attributed per workload (shared GPUs, no pod labels)",
     severity="low",
     scope="node",

@@ -21,7 +21,7 @@ from posture.rules.dra_holdings import dra_index
 from posture.rules.k8s.grantees import judged_grantees, unclassified_evidence, unclassified_title
 from posture.rules.k8s.rbac_escalation import paths_title, reaching
 from posture.rules.k8s.rbac_eval import RBAC_KINDS, Grant, tenant_namespaces
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import DRA_KINDS, FindingDraft, check
 from posture.rules.subjects import binding_draft, namespace_draft, subject_draft
 from tenants.mapping import UNCLASSIFIED
 
@@ -30,7 +30,7 @@ LABEL_VERBS = ("patch", "update")
 
 @check(
     id="DRA-001",
-    needs=(*RBAC_KINDS, "ResourceClaim", "ResourceSlice"),
+    needs=(*RBAC_KINDS, *DRA_KINDS),
     title="DRA admin access within a tenant's reach",
     severity="critical",
     scope="tenant",

@@ -41,7 +41,7 @@ from posture.rules.common import pod_ref
 from posture.rules.dra_holdings import dra_index
 from posture.rules.env_holdings import holds_through_env
 from posture.rules.k8s.quota_scopes import counts_pod, scope_names, uncounted
-from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.registry import DRA_KINDS, MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import namespace_draft
 from tenants.policy import FRACTIONAL_RESOURCES
 
@@ -167,7 +167,7 @@ def advertised_gpu_resources(inputs: PostureInputs) -> list[str]:
 
 @check(
     id="K8S-001",
-    needs=("ResourceClaim", "ResourceSlice"),
+    needs=DRA_KINDS,
     title="Tenant namespace without a ResourceQuota on the GPU resources it uses",
     severity="medium",
     scope="tenant",

@@ -15,7 +15,7 @@ from posture.rules.dra_holdings import dra_holdings
 from posture.rules.holding import GpuHolding
 from posture.rules.pod.host_areas import canonical_host_path
 from posture.rules.pod.host_paths import node_path_of
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import DRA_KINDS, FindingDraft, check
 from posture.rules.share.groups import shared_groups
 from posture.rules.subjects import node_draft
 
@@ -98,7 +98,7 @@ def amd_dra_products(inputs: PostureInputs, node: Node) -> list[str]:
 
 @check(
     id="LEAK-002",
-    needs=("ResourceClaim", "ResourceSlice"),
+    needs=DRA_KINDS,
     title="GPU model affected by LeftoverLocals (VU#446598) shared between tenants",
     severity="high",
     scope="node",

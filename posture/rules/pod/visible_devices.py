@@ -26,7 +26,7 @@ from posture.rules.pod.container_findings import (
     containers_named,
 )
 from posture.rules.pod.vendor_visible_devices import vendor_facts, vendor_hits
-from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.registry import DRA_KINDS, MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.stack.visible_devices import node_envvar_access
 from tenants.policy import FRACTIONAL_RESOURCES
 
@@ -76,7 +76,7 @@ def visible_devices_env(
 
 @check(
     id="POD-011",
-    needs=("ResourceClaim", "ResourceSlice", "RuntimeClass"),
+    needs=(*DRA_KINDS, "RuntimeClass"),
     title="Container reaches GPUs through NVIDIA_VISIBLE_DEVICES without requesting one",
     severity="high",
     scope="tenant",

@@ -20,7 +20,7 @@ from gpuposture.base.enums import SharingMode
 from inventory.pools import node_pool
 from posture.inputs import PostureInputs, SharingRequestInfo
 from posture.rules.common import GpuHolding, gpu_holdings, pod_ref, sorted_nodes
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import DRA_KINDS, FindingDraft, check
 from posture.rules.share.pool_words import NOTE, own_pool_labels, unnamed_pool_words
 from posture.rules.share.vendor_approvals import shared_vendor_holdings
 from posture.rules.subjects import mode_use_draft
@@ -213,7 +213,7 @@ def _draft(
 
 @check(
     id="SHARE-004",
-    needs=("ResourceClaim", "ResourceSlice"),
+    needs=DRA_KINDS,
     title="A tenant uses a sharing mode with no active approval",
     severity="medium",
     scope="tenant",

@@ -13,7 +13,7 @@ from inventory.snapshot import Node
 from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import GpuHolding, gpu_holdings, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, Party, pair_drafts
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import DRA_KINDS, FindingDraft, check
 from posture.rules.share.groups import shared_groups
 from posture.rules.share.parties import namespace_parties, node_facts, parties_of
 from tenants.policy import base_resource
@@ -48,7 +48,7 @@ def gpu_instance_bound(node: Node, profile: str, slices: int) -> int | None:
 
 @check(
     id="SHARE-002",
-    needs=("ResourceClaim", "ResourceSlice"),
+    needs=DRA_KINDS,
     title="Compute instances of one MIG GPU instance used by different tenants",
     severity="high",
     scope="gpu",

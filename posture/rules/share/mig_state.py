@@ -9,14 +9,14 @@ from collections.abc import Iterator
 from inventory.mig_state import NOT_APPLIED, mig_layout_problem
 from posture.inputs import PostureInputs
 from posture.rules.common import gpu_holdings, holding_evidence, sorted_nodes, tenants_on_node
-from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.registry import DRA_KINDS, MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.subjects import node_draft
 from tenants.policy import is_mig_resource
 
 
 @check(
     id="SHARE-009",
-    needs=("ResourceClaim", "ResourceSlice"),
+    needs=DRA_KINDS,
     title="MIG reconfiguration failed or stuck: the node's real MIG layout is unknown",
     severity="high",
     scope="node",

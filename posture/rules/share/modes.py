@@ -10,7 +10,7 @@ from gpuposture.base.enums import SharingMode
 from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import platform_trust_class, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, pair_drafts, party_tenant
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import DRA_KINDS, FindingDraft, check
 from posture.rules.share.dra_names import env_reach, shared_name
 from posture.rules.share.groups import SharedGroup, shared_groups
 from posture.rules.share.mig import compute_instance_meetings, gi_profile
@@ -22,7 +22,7 @@ MIG_CI = SharingMode.MIG_CI.value
 
 @check(
     id="SHARE-003",
-    needs=("ResourceClaim", "ResourceSlice"),
+    needs=DRA_KINDS,
     title="A tenant shares a GPU by a mode its or the other tenant's trust class forbids",
     severity="high",
     scope="gpu",

@@ -6,14 +6,14 @@ from collections.abc import Iterator
 
 from posture.inputs import PostureInputs
 from posture.rules.pairs import PairCause, pair_drafts
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import DRA_KINDS, FindingDraft, check
 from posture.rules.share.dra_names import shared_name
 from posture.rules.share.groups import tenant_pairs_sharing
 
 
 @check(
     id="SHARE-006",
-    needs=("ResourceClaim", "ResourceSlice"),
+    needs=DRA_KINDS,
     title="MPS shared between different tenants",
     severity="high",
     scope="gpu",

@@ -8,7 +8,7 @@ from gpuposture.base.enums import SharingMode
 from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import platform_trust_class, sorted_nodes
 from posture.rules.pairs import Meeting, PairCause, pair_drafts
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import DRA_KINDS, FindingDraft, check
 from posture.rules.share.dra_names import env_reach, shared_name
 from posture.rules.share.groups import shared_groups
 
@@ -17,7 +17,7 @@ SENSITIVE_CLASS = "sensitive"
 
 @check(
     id="SHARE-007",
-    needs=("ResourceClaim", "ResourceSlice"),
+    needs=DRA_KINDS,
     title="Sensitive tenant on a GPU time-sliced or MPS-shared with a lower trust class",
     severity="critical",
     scope="gpu",

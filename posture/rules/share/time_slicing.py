@@ -14,7 +14,7 @@ from posture.rules.common import (
     sorted_nodes,
 )
 from posture.rules.pairs import PairCause, pair_drafts
-from posture.rules.registry import MEMBERS_SHOWN, FindingDraft, check
+from posture.rules.registry import DRA_KINDS, MEMBERS_SHOWN, FindingDraft, check
 from posture.rules.share.dra_names import env_reach, shared_name
 from posture.rules.share.groups import tenant_pairs_sharing
 from posture.rules.subjects import configmap_draft
@@ -22,7 +22,7 @@ from posture.rules.subjects import configmap_draft
 
 @check(
     id="SHARE-001",
-    needs=("ResourceClaim", "ResourceSlice"),
+    needs=DRA_KINDS,
     title="Pods of different tenants time-slice the same physical GPU",
     severity="critical",
     scope="gpu",

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from gpuposture.base.enums import SharingMode
 from posture.inputs import PostureInputs, TrustClassInfo
 from posture.rules.common import gpu_holdings, sorted_nodes
-from posture.rules.registry import FindingDraft, check
+from posture.rules.registry import DRA_KINDS, FindingDraft, check
 from posture.rules.share.parties import parties_of
 from posture.rules.subjects import node_draft
 
@@ -17,7 +17,7 @@ BEST_EFFORT = SharingMode.VGPU_BEST_EFFORT.value
 
 @check(
     id="SHARE-008",
-    needs=("ResourceClaim", "ResourceSlice"),
+    needs=DRA_KINDS,
     title="vGPU best-effort scheduler where a tenant's class requires predictable performance",
     severity="low",
     scope="node",
