@@ -173,6 +173,16 @@ _UNREAD_SAID = {
 }
 
 
+# Namespaced RBAC an export of a real cluster lacks (ALWAYS_PRESENT): one warning for either.
+_RBAC_UNREAD = (
+    "the export holds no Role or no RoleBinding, though every cluster has some (kube-system's), "
+    "so namespaced RBAC was not exported: the findings of the RBAC checks (K8S-003/004/005/008, "
+    "DRA-001) are kept as they were, not re-judged; add roles,rolebindings to `kubectl get`"
+)
+_UNREAD_SAID |= {"Role": _RBAC_UNREAD, "RoleBinding": _RBAC_UNREAD}
+
+
 def unread_warnings(kinds: Iterable[str]) -> list[str]:
-    """The run's warnings for the kinds a snapshot proves it did not read (kinds_referenced)."""
-    return [_UNREAD_SAID[kind] for kind in kinds if kind in _UNREAD_SAID]
+    """The run's warnings for the kinds a snapshot proves it did not read (kinds_referenced,
+    and namespaced RBAC an export of a real cluster lacks), each said once."""
+    return list(dict.fromkeys(_UNREAD_SAID[kind] for kind in kinds if kind in _UNREAD_SAID))

@@ -27,12 +27,6 @@ ABSENCE_READ = {
         "roles,clusterroles,rolebindings,clusterrolebindings",
         "the RBAC checks (K8S-003/004/005/008, DRA-001) see no binding at all",
     ),
-    # Every cluster has RoleBindings (kube-system's): none means none was asked for.
-    "RoleBinding": (
-        "roles,rolebindings",
-        "the RBAC checks (K8S-003/004/005/008, DRA-001) see no grant within a namespace, "
-        "another tenant's principal writing in a tenant's namespace among them",
-    ),
     "ServiceAccount": (
         "serviceaccounts",
         "POD-010 sees no cloud identity federated through ServiceAccount annotations (GKE "
@@ -88,21 +82,12 @@ def absence_warnings(counts: Counter[str]) -> list[str]:
     """What a snapshot of a cluster (it holds pods) leaves the checks to read as absent."""
     if not counts.get("Pod"):
         return []
-    found = [
+    return [
         f"the snapshot holds pods but no {kind}, so {effect}; if it did not ask for them, "
         f"add {resources} to `kubectl get`"
         for kind, (resources, effect) in ABSENCE_READ.items()
         if not counts.get(kind)
     ]
-    if counts.get("RoleBinding") and not counts.get("Role"):
-        found.append(ROLES_UNREAD)
-    return found
-
-
-ROLES_UNREAD = (
-    "the snapshot holds RoleBindings but no Role, so what a binding to a Role grants is not "
-    "read (K8S-003/004/008, DRA-001); add roles to `kubectl get`"
-)
 
 
 SCC_WARNING = (
