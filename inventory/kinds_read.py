@@ -57,25 +57,21 @@ DEVICE_CLASS = "DeviceClass"
 
 
 def kinds_referenced(
-    pod_claims: Iterable[str | None],
+    pod_claims: int,
     allocated_claims: int,
     runtime_classes: Iterable[str | None],
-    device_classes: Iterable[str] = (),
 ) -> list[str]:
-    """The ambiguous kinds a snapshot's own objects prove the cluster had: ResourceClaim when a
-    pod names a claim (`pod_claims`: each pod entry's claim, None for a template whose claim
-    may not be made yet: a pending pod's may really not exist), ResourceSlice when a claim is
-    allocated (`allocated_claims`: its devices came from a slice), RuntimeClass when a pod
-    names one, DeviceClass when an allocated claim's request names one (`device_classes`)."""
+    """The ambiguous kinds a snapshot's own objects prove the cluster had: ResourceClaim when
+    pods' claims certainly exist (`pod_claims`, how many), ResourceSlice and DeviceClass when
+    claims are allocated (`allocated_claims`: their devices came from slices, by requests
+    naming a class, required at every API version), RuntimeClass when a pod names one."""
     found = []
-    if any(pod_claims):
+    if pod_claims:
         found.append(RESOURCE_CLAIM)
     if allocated_claims:
-        found.append(RESOURCE_SLICE)
+        found += [RESOURCE_SLICE, DEVICE_CLASS]
     if any(runtime_classes):
         found.append(RUNTIME_CLASS)
-    if any(device_classes):
-        found.append(DEVICE_CLASS)
     return found
 
 
@@ -143,26 +139,27 @@ def kinds_read(counts: Mapping[str, int], unread: Iterable[str] = ()) -> frozens
 # What a kind proven unread (kinds_referenced) leaves unjudged, and how to export it.
 _UNREAD_SAID = {
     RESOURCE_CLAIM: (
-        "the snapshot holds pods that name DRA ResourceClaims but no ResourceClaim, so the "
+        "the snapshot holds pods whose DRA ResourceClaims exist but no ResourceClaim, so the "
         "devices those claims hold, and which tenants share them, are not judged: the "
-        "findings of the checks that read claims (the sharing checks, DRA-001, POD-011) are "
-        "kept as they were, not re-judged, and checklist item 2 says unknown; add "
+        "findings of the checks that read claims (the sharing checks, DRA-001, LEAK-002, "
+        "K8S-001, POD-011 and the checks of GPU pods) are kept as they were, not re-judged, "
+        "and checklist item 2 says unknown; add "
         "resourceclaims,resourceclaimtemplates,resourceslices,deviceclasses to `kubectl get`"
     ),
     RESOURCE_SLICE: (
-        "the snapshot holds allocated ResourceClaims but no ResourceSlice, so which GPUs a DRA "
-        "driver publishes on each node is not read: a node whose GPUs only its slices publish "
-        "keeps the GPU facts the last sync read from them (else whether it holds GPUs is "
-        "unknown), the findings of the checks that read slices are kept as they were, not "
-        "re-judged, and checklist items 2 and 5 say unknown; add resourceslices,deviceclasses "
-        "to `kubectl get`"
+        "the snapshot's ResourceClaims (its own, or its scheduled pods') are allocated but it "
+        "holds no ResourceSlice, so which GPUs a DRA driver publishes on each node is not "
+        "read: a node whose GPUs only its slices publish keeps the GPU facts the last sync read "
+        "from them (else whether it holds GPUs is unknown), the findings of the checks that "
+        "read devices through claims are kept as they were, not re-judged, and checklist items "
+        "2, 3, 5 and 8 say unknown; add resourceslices,deviceclasses to `kubectl get`"
     ),
     DEVICE_CLASS: (
-        "the snapshot holds allocated ResourceClaims whose requests name DeviceClasses but no "
-        "DeviceClass, so the sharing a class's config sets (time-slicing, MPS) is read only "
-        "where the claims' allocation carries it: the findings of the checks that read it (the "
-        "sharing checks, K8S-001) are kept as they were, not re-judged; add deviceclasses to "
-        "`kubectl get`"
+        "the snapshot's ResourceClaims (its own, or its scheduled pods') are allocated by "
+        "requests naming a DeviceClass but it holds none, so the sharing a class's config sets "
+        "(time-slicing, MPS) is read only where the claims' allocation carries it: the "
+        "findings of the checks that read devices through claims are kept as they were, not "
+        "re-judged; add deviceclasses to `kubectl get`"
     ),
     RUNTIME_CLASS: (
         "the snapshot holds pods that name a RuntimeClass but no RuntimeClass, so a pod's "

@@ -183,20 +183,28 @@ def _apply(
 
 def _unread(snapshot: snap.ClusterSnapshot) -> list[str]:
     real = exported_from_a_real_cluster((p.namespace, p.name) for p in snapshot.pods)
-    # A scheduled pod's claims all exist, one made from its template too (the scheduler
-    # waits for it) even where the export holds no status naming it; not a finished pod's:
-    # the claim made from its template is deleted once it is done.
-    live = [p for p in snapshot.pods if p.is_active]
-    allocated = [c for c in snapshot.dra_claims if c.results]
-    referenced = kinds_referenced(
-        (e.claim or (e.template and p.node_name) for p in live for e in p.resource_claims),
-        len(allocated),
-        (p.runtime_class for p in live),
-        # The allocator allocates only from a class that exists.
-        (r.device_class or next(iter(r.alternatives), "") for c in allocated for r in c.requests),
-    )
+    referenced = _referenced(snapshot) if real else []  # a written world: taken at its word
     return kinds_unread(
         snapshot.counts, snapshot.unlisted, real_cluster=real, referenced=referenced
+    )
+
+
+def _referenced(snapshot: snap.ClusterSnapshot) -> list[str]:
+    """The DRA kinds and RuntimeClasses the export's own objects prove the cluster had
+    (inventory.kinds_read.kinds_referenced)."""
+    # Of running and pending pods (a finished pod's template claim is deleted once it is
+    # done): a claim its template made is named in its status once made; a scheduled pod's
+    # claims all exist and are allocated (the scheduler waits for them), even where the export
+    # holds no status naming one. A pending pod's named claim may not be made yet.
+    live = [p for p in snapshot.pods if p.is_active]
+    made = sum(1 for p in live for e in p.resource_claims if e.template and e.claim)
+    scheduled = sum(
+        1 for p in live if p.node_name for e in p.resource_claims if e.claim or e.template
+    )
+    return kinds_referenced(
+        made + scheduled,
+        scheduled + sum(1 for c in snapshot.dra_claims if c.results),
+        (p.runtime_class for p in live),
     )
 
 

@@ -47,8 +47,10 @@ class ChecklistFacts:
     patch_unknown_nodes: int = 0
     # Kinds the last full sync read objects of; None: not known (every kind taken as read).
     kinds_read: frozenset[str] | None = None
-    # Kinds the last full sync certainly did not read (inventory.kinds_read).
+    # Kinds the last full sync certainly did not read (inventory.kinds_read), and the checks
+    # that therefore did not judge (posture.judged: a kind they need among them).
     kinds_unread: frozenset[str] = frozenset()
+    unjudged_checks: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,13 @@ def _by_findings(
     if open_ or accepted:
         found = {"open_findings": open_, **looked_at}
         return FAIL, found | ({"accepted_findings": accepted} if accepted else {})
+    held = [c for c in checks if c in facts.unjudged_checks]
+    if held:
+        reason = (
+            f"the last full sync did not read a kind {', '.join(held)} need(s): their findings "
+            "were not re-judged, so the item cannot pass"
+        )
+        return UNKNOWN, {"reason": reason, "not_judged": held, "open_findings": {}, **looked_at}
     unread = [
         kind for kind in needs if facts.kinds_read is not None and kind not in facts.kinds_read
     ]

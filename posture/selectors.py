@@ -20,7 +20,7 @@ from inventory.selectors import cluster_kinds_unread
 from posture import scoring
 from posture.action_store import with_own_risk
 from posture.checklist import ChecklistFacts
-from posture.judged import unjudged_note
+from posture.judged import checks_unjudged, unjudged_note
 from posture.models import SEVERITY_ORDER, Action, Finding, FindingTenant, TenantScore
 from posture.observed import observed_expression, tenant_observed
 from posture.rules import CHECKS
@@ -256,6 +256,7 @@ def checklist_facts(cluster: Cluster, user) -> ChecklistFacts:
         **_handover_facts(cluster, user),
         kinds_read=kinds_read,
         kinds_unread=kinds_unread,
+        unjudged_checks=frozenset(checks_unjudged(kinds_unread)),
         **_bulletin_facts(),
     )
 

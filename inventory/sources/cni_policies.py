@@ -244,6 +244,18 @@ EGRESS_CONTROL_KINDS = frozenset(
     {f"{group}/{kind}" for group, kind in CNI_POLICY_KINDS if group != "networking.istio.io"}
     | {f"{group}/{kind}" for group in CALICO_GROUPS for kind in ("GlobalNetworkSet", "NetworkSet")}
 )
+# Of them, those whose objects only ever restrict egress, never allow what a NetworkPolicy
+# denies: OVN-Kubernetes' and OpenShift SDN's egress firewalls, the baseline admin policy
+# (it acts only where no NetworkPolicy selects the pod), and Calico's network sets (nets for
+# the selectors of policies that were read). Refused, they leave a restricted pod restricted.
+RESTRICT_ONLY_KINDS = frozenset(
+    {
+        "k8s.ovn.org/EgressFirewall",
+        "network.openshift.io/EgressNetworkPolicy",
+        "policy.networking.k8s.io/BaselineAdminNetworkPolicy",
+    }
+    | {f"{group}/{kind}" for group in CALICO_GROUPS for kind in ("GlobalNetworkSet", "NetworkSet")}
+)
 
 
 def _calico_placed(obj: dict[str, Any], policy: NetworkPolicy) -> NetworkPolicy:

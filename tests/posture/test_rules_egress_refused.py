@@ -88,6 +88,22 @@ def test_kinds_that_decide_no_egress_change_nothing(unread):
     assert k8s007(unread=unread) == []
 
 
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "k8s.ovn.org/EgressFirewall",
+        "network.openshift.io/EgressNetworkPolicy",
+        "crd.projectcalico.org/GlobalNetworkSet",
+    ],
+)
+def test_kinds_that_only_restrict_leave_a_restricted_pod_restricted(kind):
+    # An egress firewall refused cannot open what the NetworkPolicy denies; it may restrict an
+    # open pod, which then cannot be told.
+    assert k8s007(unread=[kind]) == []
+    (draft,) = k8s007(policies=(), unread=[kind])
+    assert draft.evidence["verdict"] == "unknown"
+
+
 def test_where_the_cni_enforces_no_policy_a_refused_kind_changes_nothing():
     (draft,) = k8s007(unread=[GNP], workloads=(FLANNEL,))
     assert "cni_policy_kinds_not_listed" not in draft.evidence

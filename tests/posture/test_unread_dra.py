@@ -6,6 +6,7 @@ unknown rather than pass. An export that names none of them is judged as ever.""
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 from typing import Any
@@ -23,11 +24,15 @@ from tests.conftest import api_client
 from tests.inventory.test_dra_only_nodes import dra_node
 from tests.posture.dra_world import claim, device_class, dra_pod, gpu_config, resource_slice
 from tests.posture.gpu_access_world import namespace, node
+from tests.posture.test_unread_kinds import COREDNS
 from tests.test_runtime_class_gpu import RENAMED
 from tests.test_runtime_class_gpu import TENANTS as EDGE_TENANTS
 from tests.test_runtime_class_gpu import snapshot as edge_snapshot
 
 pytestmark = pytest.mark.django_db
+
+# (The small worlds below hold no RBAC or ServiceAccount: as exports, those read as unread.)
+DRA_AND_RUNTIME = ("ResourceClaim", "ResourceSlice", "DeviceClass", "RuntimeClass")
 
 TENANTS = {
     "tenants": [
@@ -54,6 +59,7 @@ def _sync(tmp_path, name: str, objects: list[dict[str, Any]], cluster: str = "la
 def _shared_world(*, claims: bool = True, slices: bool = True, gpu_node=None) -> list[dict]:
     """Two tenants' pods time-slicing one GPU through their claims (SHARE-001)."""
     objects = [
+        copy.deepcopy(COREDNS),  # an export of a running cluster: kube-system's DNS
         namespace("alpha"),
         namespace("beta"),
         gpu_node if gpu_node is not None else node("gpu-a", gpus=4),
@@ -105,9 +111,13 @@ def test_an_export_naming_no_claim_and_no_runtime_class_judges_as_ever(tmp_path,
     _sync(tmp_path, "full", _shared_world())
     assert Finding.objects.get(check_id="SHARE-001").status == "open"
     # The pods are gone, and the claims with them: nothing names a claim, none is unread.
-    bare = [o for o in _shared_world(claims=False) if o["kind"] != "Pod"]
+    bare = [
+        o
+        for o in _shared_world(claims=False)
+        if o["kind"] != "Pod" or o["metadata"]["namespace"] == "kube-system"
+    ]
     run = _sync(tmp_path, "bare", bare)
-    assert run.kinds_unread == []
+    assert not set(DRA_AND_RUNTIME) & set(run.kinds_unread)
     assert not any("ResourceClaim" in w or "RuntimeClass" in w for w in run.warnings)
     assert Finding.objects.get(check_id="SHARE-001").status == "resolved"
 
@@ -122,7 +132,7 @@ def test_an_export_without_slices_keeps_a_dra_only_node_a_gpu_node(tmp_path, per
     assert share.status == "open"
     run = _sync(tmp_path, "noslices", _shared_world(slices=False, gpu_node=dra_node("gpu-a")))
     assert "ResourceSlice" in run.kinds_unread and "ResourceClaim" not in run.kinds_unread
-    assert any("but no ResourceSlice" in w and "resourceslices" in w for w in run.warnings)
+    assert any("holds no ResourceSlice" in w and "resourceslices" in w for w in run.warnings)
     assert any("gpu-a" in w and "keep the GPU count" in w for w in run.warnings)
     after = Node.objects.get(name="gpu-a")
     assert after.is_accelerator_node and after.data["gpu_count"] == 4
@@ -167,7 +177,7 @@ def _with(facts: ChecklistFacts, kind: str) -> ChecklistFacts:
 
 def test_an_export_without_runtime_classes_its_pods_name_keeps_their_findings(tmp_path, personas):
     _apply_tenants(tmp_path, EDGE_TENANTS)
-    items = edge_snapshot()["items"]
+    items = [*edge_snapshot()["items"], copy.deepcopy(COREDNS)]
     _sync(tmp_path, "full", items, cluster="edge")
     stack = Finding.objects.get(check_id="STACK-004", subject_name=RENAMED)
     pod011 = Finding.objects.get(check_id="POD-011", subject_name="footfall")
@@ -185,16 +195,19 @@ def test_an_export_without_runtime_classes_its_pods_name_keeps_their_findings(tm
 def test_which_checks_a_claim_slice_or_runtime_class_unread_leaves_unjudged():
     # A live list refused (unlisted) or a kind the snapshot names and holds none of.
     assert "ResourceClaim" in kinds_unread({"Pod": 1}, unlisted=("ResourceClaim",))
-    referenced = kinds_referenced(["gpu-claim"], 1, ["nvidia"])
+    # A scheduled pod's claim was allocated: from slices, of a class.
+    referenced = kinds_referenced(1, 1, ["nvidia"])
     assert kinds_unread({"Pod": 3}, referenced=referenced, real_cluster=False) == [
+        "DeviceClass",
         "ResourceClaim",
         "ResourceSlice",
         "RuntimeClass",
     ]
     # A live list read to the end (counted 0) read them: a claim deleted meanwhile is no sign.
     counted = {"Pod": 3, "ResourceClaim": 0, "ResourceSlice": 0, "RuntimeClass": 0}
+    counted["DeviceClass"] = 0
     assert kinds_unread(counted, referenced=referenced, real_cluster=False) == []
-    assert kinds_referenced([None], 0, [None]) == []
+    assert kinds_referenced(0, 0, [None]) == []
     assert {"SHARE-001", "SHARE-003", "DRA-001", "POD-011"} <= set(
         checks_unjudged(["ResourceClaim"])
     )
@@ -225,7 +238,7 @@ def test_an_export_without_the_classes_its_claims_name_keeps_the_sharing_finding
     assert share.status == "open"
     run = _sync(tmp_path, "noclasses", _class_shared_world(classes=False))
     assert "DeviceClass" in run.kinds_unread
-    assert any("but no DeviceClass" in w for w in run.warnings)
+    assert any("DeviceClass but it holds none" in w for w in run.warnings)
     kept = Finding.objects.get(check_id="SHARE-001")
     assert kept.status == "open" and kept.last_seen == share.last_seen
     assert _note(personas, kept) == "not re-judged in the last sync: it read no DeviceClass"
@@ -237,7 +250,41 @@ def test_a_finished_pods_deleted_claim_is_no_kind_unread(tmp_path, personas):
     _apply_tenants(tmp_path, TENANTS)
     done = dra_pod("alpha", "job-0", template="gpu-tpl", generated="job-0-gpu-x7k2p")
     done["status"]["phase"] = "Succeeded"
-    world = [namespace("alpha"), node("gpu-a", gpus=4), device_class(), done]
+    world = [copy.deepcopy(COREDNS), namespace("alpha"), node("gpu-a", gpus=4), device_class()]
+    world.append(done)
     run = _sync(tmp_path, "done", [*world, resource_slice("gpu-a")])
-    assert run.kinds_unread == []
+    assert not set(DRA_AND_RUNTIME) & set(run.kinds_unread)
     assert not any("ResourceClaim" in w for w in run.warnings)
+
+
+def test_a_scheduled_pods_claim_proves_its_slices_and_class_a_pending_pods_does_not(
+    tmp_path, personas
+):
+    # A scheduled pod's claim was allocated from slices, by a class: an export holding no DRA
+    # object at all left all three out (a DRA-only node must not read "no GPU"). A pending
+    # pod's named claim may not be made yet: nothing is proven.
+    _apply_tenants(tmp_path, TENANTS)
+    base = [copy.deepcopy(COREDNS), namespace("alpha"), dra_node("gpu-a")]
+    run = _sync(tmp_path, "scheduled", [*base, dra_pod("alpha", "train-0", "train-gpu")])
+    assert {"ResourceClaim", "ResourceSlice", "DeviceClass"} <= set(run.kinds_unread)
+    pending = dra_pod("alpha", "train-1", "later-gpu")
+    del pending["spec"]["nodeName"]
+    pending["status"]["phase"] = "Pending"
+    run = _sync(tmp_path, "pending", [*base, pending], cluster="other")
+    assert not set(DRA_AND_RUNTIME) & set(run.kinds_unread)
+
+
+def test_an_item_whose_checks_were_not_judged_cannot_pass():
+    # A DeviceClass not read holds SHARE-001 back (its class may set the sharing); item 2,
+    # read from SHARE-001's findings, passed on findings nobody re-judged.
+    facts = ChecklistFacts(
+        synced=True,
+        gpu_nodes=1,
+        time_sliced_nodes=0,
+        registered_checks=frozenset({"SHARE-001", "STACK-004"}),
+        kinds_unread=frozenset({"DeviceClass"}),
+        unjudged_checks=frozenset(checks_unjudged(["DeviceClass"])),
+    )
+    items = {i.number: i for i in cluster_checklist(facts)}
+    assert items[2].status == UNKNOWN and items[2].evidence["not_judged"] == ["SHARE-001"]
+    assert items[3].status == PASS  # STACK-004 reads no DeviceClass

@@ -303,6 +303,7 @@ def test_a_snapshot_whose_pods_name_claims_it_holds_none_of_records_them_unread(
         o for o in items if o["kind"] == "Pod" and o["metadata"]["namespace"] == "team-alpha"
     )
     pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+    items.append(copy.deepcopy(COREDNS))  # an export of a running cluster
     path = tmp_path / "claims.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     run = cluster_sync_from_snapshot(cluster=cluster_get_or_create(name="lab"), paths=[str(path)])

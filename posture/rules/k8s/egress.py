@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 
 from inventory.label_selector import selector_matches
 from inventory.snapshot import NetworkPolicy, Pod, Workload
-from inventory.sources.cni_policies import NAMESPACE_LABEL
+from inventory.sources.cni_policies import NAMESPACE_LABEL, RESTRICT_ONLY_KINDS
 from inventory.sources.egress_ports import denied_note, merge, note
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import pod_ref, tenant_pods
@@ -158,6 +158,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
     # CNI policy kinds the sync was refused listing: what their objects allow or deny is not
     # known, so no pod reads as restricted nor as open (no engine acts where none enforces).
     refused = refused_kinds(inputs.kinds_unread) if enforced.state != NOT_ENFORCED else []
+    may_open = any(k not in RESTRICT_ONLY_KINDS for k in refused)  # a pod restricted as read
     for namespace, pods in sorted(gpu_pods.items()):
         policies = sorted((p for p in own if p.namespace == namespace), key=lambda p: p.name)
         open_pods: list[Pod] = []
@@ -196,7 +197,7 @@ def gpu_namespace_without_egress_policy(inputs: PostureInputs) -> Iterator[Findi
                         [*chosen, calico.policy if calico else None], policy_ref, denied_ports
                     )
                 )
-                if refused:  # a Calico policy in an earlier tier, an ANP or Cilium allow
+                if may_open:  # a Calico policy in an earlier tier, an ANP or Cilium allow
                     unsure.append(pod)
                 continue
             open_pods.append(pod)
