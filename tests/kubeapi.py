@@ -355,6 +355,12 @@ class FakeKubeAPI:
     # -- answering, called from handler threads --
 
     def _answer(self, method: str, path: str, query: dict[str, str], auth: str | None) -> Answer:
+        # As a real API server: a list the account may not make is refused (403) before the
+        # server looks for the resource, served or not; discovery stays open to everyone.
+        if path in self._forbidden and any(path.startswith(f"/apis/{g}/") for g in self.not_served):
+            with self._lock:
+                self._requests.append(Request(method, path, query))
+            return 403, forbidden(path)
         if any(
             path.startswith(f"/apis/{group}/") or path == f"/apis/{group}"
             for group in self.not_served

@@ -36,7 +36,13 @@ from inventory.sources.kube_admission import (
     read_outcome,
     resource_of,
 )
-from inventory.sources.kube_calls import custom_list_call, discovery_call, dra_call, list_calls
+from inventory.sources.kube_calls import (
+    custom_kind_served,
+    custom_list_call,
+    discovery_call,
+    dra_call,
+    list_calls,
+)
 from inventory.sources.kube_exec import refuse_unlisted_commands
 from inventory.sources.kube_kinds import (
     DRA_KINDS,
@@ -88,6 +94,7 @@ class KubeSource:
         # How each admission kind's list went (K8S-009 says "unknown" for a failed one).
         self.admission_reads: list[AdmissionRead] = []
         self._plurals: dict[str, str] = {}  # Gatekeeper listing label -> its plural
+        self._discover: Callable[[str, str], Any] | None = None  # the read's discovery
         self._nul = NulReplaced()  # strings of this read that held a NUL (nul_strings)
 
     def describe(self) -> str:
@@ -107,6 +114,7 @@ class KubeSource:
         api_client = self._api_client()
         self.resource_versions, self.api_versions, self.warnings = {}, {}, []
         self.admission_reads, self.unlisted, self._nul = [], [], NulReplaced()
+        self._discover = discovery_call(api_client, self._timeouts())
         try:
             objects: list[dict[str, Any]] = []
             calls = self._list_calls(api_client) + self._constraint_calls(api_client)
@@ -357,6 +365,9 @@ class KubeSource:
         except SourceError as exc:
             not_served = "HTTP 404" in str(exc)
             refused = not not_served and ("HTTP 403" in str(exc) or "HTTP 401" in str(exc))
+            forbidden = refused and not dra and "HTTP 403" in str(exc) and self._discover
+            if forbidden and not custom_kind_served(self._discover, kind):  # no CRD installed
+                not_served, refused = True, False
             if not (not_served or (refused and (dra or kind in REFUSABLE_KINDS))):
                 raise
             if dra:

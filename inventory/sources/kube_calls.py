@@ -95,6 +95,23 @@ def discovery_call(
     return discover
 
 
+def custom_kind_served(discover: Callable[[str, str], Any], label: str) -> bool:
+    """Whether the API serves an optional custom kind (OPTIONAL_CUSTOM_KINDS' label) whose list
+    was refused: the API server authorizes a list before it looks for the resource, so an
+    account without the grant is refused (403) a CRD that is not installed just as one that
+    is. Discovery, open to every account, tells them apart; True where it cannot say."""
+    spec = next((c for c in OPTIONAL_CUSTOM_KINDS if c[0] == label), None)
+    if spec is None:
+        return True
+    _, group, version, plural = spec
+    try:
+        found = discover(group, version)
+    except SourceError as exc:
+        return "HTTP 404" not in str(exc)
+    resources = found.get("resources") if isinstance(found, dict) else None
+    return resources is None or any(r.get("name") == plural for r in resources)
+
+
 def custom_list_call(api_client: client.ApiClient, group: str, version: str, plural: str) -> Call:
     """The list (across namespaces) of one custom resource."""
     custom = client.CustomObjectsApi(api_client)

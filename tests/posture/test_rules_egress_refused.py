@@ -175,3 +175,16 @@ def test_calico_read_or_not_served_leaves_the_restricted_pod_restricted(tmp_path
     run, found = _live(tmp_path, not_served=not_served)
     assert run.status == "succeeded" and GNP not in run.kinds_unread
     assert found == []
+
+
+@pytest.mark.django_db
+def test_a_refused_list_of_a_crd_not_installed_is_no_kind_unread(tmp_path):
+    # The API server authorizes before it looks: an account without the grant is refused a
+    # CRD that is not installed (403, not 404). Discovery says Calico is not served here, so
+    # the pods restricted as read stay restricted and no kind reads as unread.
+    run, found = _live(
+        tmp_path, forbid=["GlobalNetworkPolicy"], not_served=("crd.projectcalico.org",)
+    )
+    assert run.status == "succeeded" and GNP not in run.kinds_unread
+    assert not any("globalnetworkpolicies" in w for w in run.warnings)
+    assert found == []
