@@ -408,15 +408,19 @@ class FakeKubeAPI:
         """A path of a group served at one version (DRA's, admission's): 404 unless the path
         names `served`; served from the canonical (v1) path's objects, the list saying the
         version asked."""
-        version = path.removeprefix(group).split("/", 1)[0]
-        canonical = path.replace(f"{group}{version}/", f"{group}{canonical_version}/", 1)
+        version, _, rest = path.removeprefix(group).partition("/")
+        # The group/version's own path is its discovery, served at `served` as the lists are.
+        canonical = f"{group}{canonical_version}" + (f"/{rest}" if rest else "")
         if version != served or route(canonical) is None:
             with self._lock:
                 self._requests.append(Request(method, path, query))
             return 404, status(404, "NotFound", "the server could not find the requested resource")
         code, body = self._answer_path(method, canonical, query, auth)
-        if isinstance(body, dict) and str(body.get("kind", "")).endswith("List"):
-            body = {**body, "apiVersion": f"{group.strip('/').removeprefix('apis/')}/{version}"}
+        group_version = f"{group.strip('/').removeprefix('apis/')}/{version}"
+        if isinstance(body, dict) and body.get("kind") == "APIResourceList":
+            body = {**body, "groupVersion": group_version}
+        elif isinstance(body, dict) and str(body.get("kind", "")).endswith("List"):
+            body = {**body, "apiVersion": group_version}
         return code, body
 
     def _hold(self, seconds: float) -> None:

@@ -87,6 +87,24 @@ def test_live_dra_is_read_at_the_version_served(tmp_path, version):
     assert [(c.name, c.claim) for c in train.resource_claims] == [("gpu", "train-gpu")]
 
 
+@pytest.mark.parametrize(("served", "unread"), [(None, False), ("v1beta1", True)])
+def test_a_refused_dra_list_asks_discovery_whether_dra_is_served(tmp_path, served, unread):
+    # The API server authorizes a list before it looks for the resource: an account without
+    # the grant is refused (403) on a cluster without DRA just as on one with it. Discovery,
+    # open to every account, tells them apart (at every version DRA is read at).
+    with FakeKubeAPI(dra_world()) as api:
+        if served is None:
+            api.not_served.add("resource.k8s.io")
+        else:
+            api.dra_version = served
+        api.forbid(CLAIMS)
+        cluster = cluster_get_or_create(name="refused")
+        run = cluster_sync(cluster=cluster, source=_source(api, tmp_path))
+    assert run.status == "succeeded"
+    assert ("ResourceClaim" in run.kinds_unread) is unread
+    assert any("ResourceClaim" in w and "HTTP 403" in w for w in run.warnings) is unread
+
+
 def test_a_cluster_without_dra_is_not_an_error(tmp_path):
     with FakeKubeAPI(dra_world()) as api:
         api.dra_version = None

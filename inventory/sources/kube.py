@@ -41,6 +41,7 @@ from inventory.sources.kube_calls import (
     custom_list_call,
     discovery_call,
     dra_call,
+    dra_kind_served,
     list_calls,
 )
 from inventory.sources.kube_exec import refuse_unlisted_commands
@@ -358,16 +359,18 @@ class KubeSource:
         """A kind that may be absent: not served (404: no CRD, no API group) is an empty
         answer. A DRA kind also records how it was read. An account that may not list a DRA
         kind or a REFUSABLE_KINDS one (401, 403) is a warning on the run, not a failure: only
-        what that kind shows goes unseen."""
+        what that kind shows goes unseen. A 403 on a kind discovery says is not served (no CRD,
+        no DRA) is not served: the server authorizes a list before it looks."""
         dra = kind in DRA_KINDS
         try:
             return self._list_all(kind, list_call, progress)
         except SourceError as exc:
             not_served = "HTTP 404" in str(exc)
             refused = not not_served and ("HTTP 403" in str(exc) or "HTTP 401" in str(exc))
-            forbidden = refused and not dra and "HTTP 403" in str(exc) and self._discover
-            if forbidden and not custom_kind_served(self._discover, kind):  # no CRD installed
-                not_served, refused = True, False
+            if refused and "HTTP 403" in str(exc) and self._discover:
+                served = dra_kind_served if dra else custom_kind_served
+                if not served(self._discover, kind):  # no CRD installed, no DRA served
+                    not_served, refused = True, False
             if not (not_served or (refused and (dra or kind in REFUSABLE_KINDS))):
                 raise
             if dra:

@@ -13,7 +13,7 @@ from kubernetes.client.exceptions import ApiException
 
 from inventory.sources.base import SourceError
 from inventory.sources.kube_admission import ADMISSION_CUSTOM_KINDS, FALLBACK_VERSIONS
-from inventory.sources.kube_kinds import DRA_VERSIONS, KINDS, OPTIONAL_CUSTOM_KINDS
+from inventory.sources.kube_kinds import DRA_GROUP, DRA_VERSIONS, KINDS, OPTIONAL_CUSTOM_KINDS
 from inventory.sources.kube_wire import api_error, decode
 
 Call = Callable[..., Any]
@@ -110,6 +110,25 @@ def custom_kind_served(discover: Callable[[str, str], Any], label: str) -> bool:
         return "HTTP 404" not in str(exc)
     resources = found.get("resources") if isinstance(found, dict) else None
     return resources is None or any(r.get("name") == plural for r in resources)
+
+
+def dra_kind_served(discover: Callable[[str, str], Any], kind: str) -> bool:
+    """Whether the API serves a DRA kind whose list was refused, as custom_kind_served asks
+    of a CRD: at any of the versions read (DRA_VERSIONS). False only when discovery answered
+    for every version and none lists the kind (a cluster without DRA); True where it cannot
+    say."""
+    plural = f"{kind.lower()}s"
+    for version, _ in DRA_VERSIONS:
+        try:
+            found = discover(DRA_GROUP, version)
+        except SourceError as exc:
+            if "HTTP 404" in str(exc):
+                continue
+            return True
+        resources = found.get("resources") if isinstance(found, dict) else None
+        if resources is None or any(r.get("name") == plural for r in resources):
+            return True
+    return False
 
 
 def custom_list_call(api_client: client.ApiClient, group: str, version: str, plural: str) -> Call:

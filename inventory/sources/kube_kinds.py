@@ -127,8 +127,10 @@ REFUSABLE_KINDS: dict[str, str] = {
 # the CRD is absent (no GPU Operator), which is an answer, not a failure.
 # Dynamic Resource Allocation (resource.k8s.io): GA as v1 in Kubernetes 1.34, served as
 # v1beta2 / v1beta1 before. Each kind is read at the first version the server answers; a group
-# not served at all (404) is a cluster without DRA, an account that may not list it (403) a
-# warning on the run: the GPUs its claims hold are then not seen.
+# not served at all (404, or a 403 where discovery serves it at no version) is a cluster without
+# DRA, an account that may not list it (403) a warning on the run: the GPUs its claims hold are
+# then not seen.
+DRA_GROUP = "resource.k8s.io"
 DRA_VERSIONS: tuple[tuple[str, str], ...] = (
     ("v1", "ResourceV1Api"),
     ("v1beta2", "ResourceV1beta2Api"),
