@@ -98,6 +98,9 @@ CLUSTER_PLUMBING = (
     "antrea-agent-",
     "weave-net-",
     "konnectivity-agent-",
+    "rke2-coredns-",  # RKE2's chart-named DNS and CNI
+    "rke2-canal-",
+    "node-local-dns-",
 )
 
 
@@ -113,6 +116,10 @@ OPENSHIFT_PLUMBING = frozenset(
         "openshift-multus",
     }
 )
+
+
+# The namespaces where exported_from_a_real_cluster looks (to narrow a query of stored pods).
+PLUMBING_NAMESPACES = frozenset({"kube-system", *OPENSHIFT_PLUMBING})
 
 
 def exported_from_a_real_cluster(pods: Iterable[tuple[str, str]]) -> bool:

@@ -20,6 +20,7 @@ from audit.services import CREATE, Actor, audit_change, audit_record
 from gpuposture.base.queue import QueueUnavailable
 from gpuposture.base.rescore import rescore_request
 from inventory.audit_state import cluster_state, stored_cluster_state
+from inventory.kinds_read import PLUMBING_NAMESPACES, exported_from_a_real_cluster
 from inventory.models import Cluster, Node, Pod, SyncRun
 from inventory.platform import platform_inputs
 from inventory.queue import enqueue_sync
@@ -179,8 +180,12 @@ def _read_and_apply(cluster: Cluster, source: ClusterSource, run: SyncRun, token
         snapshot.counts,
         stored_nodes=Node.objects.filter(cluster=cluster).count(),
         stored_pods=pods.count(),
-        real_cluster=pods.filter(namespace="kube-system").exists(),  # inventory.kinds_read
-        exported_kube_system=any(p.namespace == "kube-system" for p in snapshot.pods),
+        real_cluster=exported_from_a_real_cluster(
+            pods.filter(namespace__in=PLUMBING_NAMESPACES).values_list("namespace", "name")
+        ),
+        exported_plumbing=exported_from_a_real_cluster(
+            (p.namespace, p.name) for p in snapshot.pods
+        ),
     )
     if refused:  # an empty or partial export would resolve every finding: nothing is applied
         sync_run_fail(run=run, error=refused)

@@ -28,12 +28,13 @@ def sync_refusal(
     stored_nodes: int,
     stored_pods: int,
     real_cluster: bool,
-    exported_kube_system: bool = True,
+    exported_plumbing: bool = True,
 ) -> str | None:
     """Why a full sync that read `counts` (objects per kind) must not be applied over a
     cluster whose last good state has `stored_nodes` nodes and `stored_pods` pods; None when
-    it may. `real_cluster`: that state ran pods in kube-system (inventory.kinds_read);
-    `exported_kube_system`: this export holds pods there."""
+    it may. `real_cluster`: that state ran the cluster's own DNS, CNI or control-plane pods
+    (kube-system's, or OpenShift's namespaces for them: inventory.kinds_read);
+    `exported_plumbing`: this export holds such pods."""
     if not any(counts.values()):
         return (
             "the snapshot holds no objects at all (kubectl on the wrong context, or a filter "
@@ -46,21 +47,22 @@ def sync_refusal(
         )
     # A running cluster always runs pods (its DaemonSets' at least, on every node): none
     # where the last good sync had some means the export did not ask for them. A hand-written
-    # world (no kube-system pods) is taken at its word: all its pods may go.
+    # world (none of a cluster's own pods) is taken at its word: all its pods may go.
     if "Pod" not in counts and stored_pods and real_cluster:
         return (
             f"the snapshot holds no Pod object, while the cluster's last good sync had "
             f"{_count(stored_pods, 'pod')} (a running cluster always runs pods): "
             f"{EXPORT_HINT}; {KEPT}"
         )
-    # Pods, but none in kube-system where the last good sync had them: the pods of some
+    # Pods, but none of the cluster's own where the last good sync had them: the pods of some
     # namespaces only (`kubectl get pods -n team-a`); every other tenant's would look fixed.
-    if "Pod" in counts and stored_pods and real_cluster and not exported_kube_system:
+    if "Pod" in counts and stored_pods and real_cluster and not exported_plumbing:
         return (
-            "the snapshot holds pods but none in kube-system, while the cluster's last good "
-            "sync ran pods there: it holds the pods of some namespaces only (`kubectl get pods "
-            "-n ...`), and every other namespace's would read as gone; export the pods of "
-            f"every namespace (`-A`) with the rest and sync again; {KEPT}"
+            "the snapshot holds pods but none of the cluster's own DNS, network or control "
+            "plane (kube-system's, or OpenShift's openshift-dns and the like), while the "
+            "cluster's last good sync ran them: it holds the pods of some namespaces only "
+            "(`kubectl get pods -n ...`), and every other namespace's would read as gone; "
+            f"export the pods of every namespace (`-A`) with the rest and sync again; {KEPT}"
         )
     return None
 

@@ -86,7 +86,7 @@ def _sync(tmp_path: Path, document: dict) -> str:
         (EMPTY, "the snapshot holds no objects at all"),
         (_only("Pod", "Namespace", "ConfigMap"), "no Node object, while the cluster's last good"),
         (_only("Node", "Namespace", "ConfigMap"), "no Pod object, while the cluster's last good"),
-        (_one_namespace("team-alpha"), "holds pods but none in kube-system"),
+        (_one_namespace("team-alpha"), "holds pods but none of the cluster's own"),
     ],
     ids=["empty-list", "no-nodes", "nodes-but-no-pods", "one-namespaces-pods"],
 )
@@ -108,6 +108,53 @@ def test_an_empty_or_partial_export_fails_and_keeps_the_last_good_state(
     client.force_login(personas["security_lead"])
     page = client.get("/").content.decode()
     assert 'data-stale-cluster="lab"' in page and "the last sync failed" in page
+
+
+def _openshift(document: dict) -> dict:
+    """The document as an OpenShift export: no pod in kube-system, its DNS in openshift-dns."""
+    dns = json.loads(json.dumps(DNS))
+    dns["metadata"].update(name="dns-default-7x2kq", namespace="openshift-dns")
+    items = [dns if i.get("metadata", {}).get("uid") == "dns-1" else i for i in document["items"]]
+    return {**document, "items": items}
+
+
+@pytest.mark.django_db
+def test_an_openshift_export_of_some_namespaces_pods_is_refused(small_world, tmp_path):
+    # OpenShift runs nothing in kube-system: its own DNS pods show it a running cluster.
+    path = tmp_path / "good.json"
+    path.write_text(json.dumps(_openshift(_only())))
+    call_command("sync_cluster", "--cluster", "lab", "--snapshot", str(path), stdout=StringIO())
+    before = _state(small_world)
+    message = _sync(tmp_path, _openshift(_one_namespace("team-alpha")))
+    assert "holds pods but none of the cluster's own" in message
+    assert _state(small_world) == before
+
+
+@pytest.mark.django_db
+def test_a_hand_written_world_without_its_plugin_pod_in_kube_system_is_applied(
+    small_world, tmp_path
+):
+    # A device plugin in kube-system is no sign of a running cluster (inventory.kinds_read):
+    # a hand-written world that drops it and keeps its tenants' pods is taken at its word.
+    plugin = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "nvidia-device-plugin-abcde", "namespace": "kube-system"},
+        "spec": {"nodeName": "gpu-1", "containers": [{"name": "p", "image": "plugin"}]},
+        "status": {"phase": "Running"},
+    }
+    world = load_json("small-cluster.json")
+    path = tmp_path / "lab.json"
+    path.write_text(json.dumps({**world, "items": [*world["items"], plugin]}))
+    call_command("sync_cluster", "--cluster", "lab", "--snapshot", str(path), stdout=StringIO())
+    kept = [
+        i
+        for i in world["items"]
+        if i["kind"] != "Pod" or i["metadata"]["namespace"] == "team-alpha"
+    ]
+    path.write_text(json.dumps({**world, "items": kept}))
+    call_command("sync_cluster", "--cluster", "lab", "--snapshot", str(path), stdout=StringIO())
+    assert not Pod.objects.filter(cluster=small_world, namespace="kube-system").exists()
 
 
 @pytest.mark.django_db
@@ -152,13 +199,13 @@ def test_sync_refusal(counts, nodes, pods, real, refused):
 @pytest.mark.parametrize(
     "counts, pods, real, refused",
     [
-        ({"Node": 2, "Pod": 3}, 9, True, "none in kube-system"),  # some namespaces' pods only
+        ({"Node": 2, "Pod": 3}, 9, True, "none of the cluster's own"),  # some namespaces' only
         ({"Node": 2, "Pod": 3}, 9, False, None),  # a hand-written world had none there either
         ({"Node": 2, "Pod": 3}, 0, True, None),  # nothing to lose
     ],
 )
 def test_sync_refusal_of_some_namespaces_pods(counts, pods, real, refused):
     said = sync_refusal(
-        counts, stored_nodes=2, stored_pods=pods, real_cluster=real, exported_kube_system=False
+        counts, stored_nodes=2, stored_pods=pods, real_cluster=real, exported_plumbing=False
     )
     assert (said is None) if refused is None else (refused in said)
