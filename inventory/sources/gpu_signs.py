@@ -4,7 +4,8 @@ A node without GPU capacity is known to have no GPU only when nothing in the sna
 otherwise: no GPU resource in its capacity or allocatable (even at 0: a device plugin that
 registered and lost its devices), no GFD, GPU Operator, NFD (PCI vendor 10de) or cloud GPU label,
 no GPU-stack pod on it (driver, toolkit, device plugin, DCGM, mig-manager, DRA plugin; the GPU
-Operator's own controller runs on any node and is no sign), no ResourceSlice publishing GPU
+Operator's own controller, and any stack Deployment's pod such as the DRA driver's controller,
+runs on any node and is no sign), no ResourceSlice publishing GPU
 devices for it. Such a node has nothing to patch (its patch status is null); a node with a sign
 stays "unknown", since its GPU stack cannot be judged from what the snapshot shows.
 """
@@ -29,6 +30,9 @@ NV = GPU_RESOURCE_PREFIX
 _GPU_LABEL_PREFIXES = (NV + "gpu", NV + "cuda.", NV + "mig.", NV + "vgpu")
 # The operator's controller Deployment is scheduled on any node, often a control-plane one.
 _NOT_A_SIGN = ("gpu_operator",)
+# So is any stack Deployment's pod (the DRA driver's ComputeDomain controller, with the kubelet
+# plugin's image): a node's own agents run as DaemonSets (or static or bare pods).
+_SCHEDULED_ANYWHERE = frozenset({"ReplicaSet", "Deployment"})
 
 
 def gpu_signs(
@@ -62,7 +66,7 @@ def _gpu_resource(name: str) -> bool:
 def _stack_pods(pods: Iterable[Pod]) -> list[str]:
     found = []
     for pod in sorted(pods, key=lambda p: (p.namespace, p.name)):
-        if not pod.is_active:
+        if not pod.is_active or pod.owner_kind in _SCHEDULED_ANYWHERE:
             continue
         components = {
             c

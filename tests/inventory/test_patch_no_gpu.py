@@ -44,6 +44,15 @@ def _pod(namespace: str, name: str, node: str, image: str) -> dict[str, Any]:
     }
 
 
+def _owned(pod: dict[str, Any], kind: str, name: str) -> dict[str, Any]:
+    ref = {"apiVersion": "apps/v1", "kind": kind, "name": name, "uid": f"{name}-uid"}
+    pod["metadata"]["ownerReferences"] = [{**ref, "controller": True}]
+    return pod
+
+
+DRA_IMAGE = "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.0"
+
+
 def _world() -> list[dict[str, Any]]:
     """The three H100 nodes of operator_cluster, and nodes without GPU capacity."""
     return [
@@ -62,6 +71,24 @@ def _world() -> list[dict[str, Any]]:
         _pod("monitoring", "node-exporter-x1", "cpu-1", "quay.io/prometheus/node-exporter:v1.8.2"),
         _node("cp-1", {"node-role.kubernetes.io/control-plane": ""}),
         _pod("gpu-operator", "gpu-operator-7d9f-x1", "cp-1", "nvcr.io/nvidia/gpu-operator:v25.3.2"),
+        # The DRA driver's controller (a Deployment's pod, scheduled anywhere) is no sign either;
+        # its kubelet plugin (a DaemonSet's pod, on the nodes it serves) is one (plug-1).
+        _owned(
+            _pod("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu-controller-x1", "cp-1", DRA_IMAGE),
+            "ReplicaSet",
+            "nvidia-dra-driver-gpu-controller-6c9f7b",
+        ),
+        _node("plug-1"),
+        _owned(
+            _pod(
+                "nvidia-dra-driver-gpu",
+                "nvidia-dra-driver-gpu-kubelet-plugin-x1",
+                "plug-1",
+                DRA_IMAGE,
+            ),
+            "DaemonSet",
+            "nvidia-dra-driver-gpu-kubelet-plugin",
+        ),
         # Something says these may hold GPUs though their capacity shows none.
         _node("waiting-1", {"nvidia.com/gpu.present": "true"}),
         _node("zero-1", capacity={"nvidia.com/gpu": "0"}),
@@ -89,7 +116,7 @@ def _sync(tmp_path: Path) -> None:
     )
 
 
-MAYBE_GPU = {"waiting-1", "zero-1", "drv-1", "amd-1"}
+MAYBE_GPU = {"waiting-1", "zero-1", "drv-1", "amd-1", "plug-1"}
 
 
 def test_a_node_known_to_hold_no_gpu_has_no_patch_status(tmp_path, personas):
@@ -109,6 +136,7 @@ def test_a_node_known_to_hold_no_gpu_has_no_patch_status(tmp_path, personas):
         ("waiting-1", "GPU labels nvidia.com/gpu.present"),
         ("zero-1", "its capacity lists nvidia.com/gpu=0"),
         ("drv-1", "pod gpu-operator/nvidia-driver-daemonset-x1 runs driver"),
+        ("plug-1", "pod nvidia-dra-driver-gpu/nvidia-dra-driver-gpu-kubelet-plugin-x1 runs"),
         # Another vendor's GPU is no "no GPU capacity": the note says what it holds.
         ("amd-1", "holds AMD accelerators (amd.com/gpu: 1): the AMD stack is not read"),
     ],
