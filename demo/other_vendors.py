@@ -41,8 +41,9 @@ LABELS = {
         "amd.com/gpu.device-id": "74a1",
         "amd.com/gpu.vram": "192G",
         "amd.com/gpu.driver-version": "6.10.5",
-        "amd.com/compute-partitioning-mode": "CPX",
-        "amd.com/memory-partitioning-mode": "NPS1",
+        "amd.com/compute-partitioning-supported": "true",
+        "amd.com/memory-partitioning-supported": "true",
+        "amd.com/compute-memory-partition": "cpx_nps1",
     },
     "pe-flex-01": {
         "feature.node.kubernetes.io/pci-0300_8086.present": "true",

@@ -170,8 +170,15 @@ def dra_not_inventoried(drivers: Mapping[str, object]) -> str | None:
 # (`gpu.intel.com/cards: card0.card1`).
 INTEL_SHARED_RESOURCES = ("gpu.intel.com/i915", "gpu.intel.com/xe")
 _INTEL_DEVICE_COUNT = re.compile(r"gpu\.intel\.com/device-id\.[0-9a-f]{4}-[0-9a-f]{4}\.count")
-# AMD's MI300-series compute partitioning (SPX whole, DPX/QPX/CPX 2/4/8 partitions per GPU), as
-# the AMD GPU Operator's node labeller and device config manager label it.
+# AMD's MI300-series compute partitioning (SPX whole, DPX/QPX/CPX 2/4/8 partitions per GPU). The
+# node labeller (ROCm/k8s-device-plugin, run with -compute-memory-partition, as the AMD GPU
+# Operator does for partitioned nodes) writes both modes in one label, "<compute>_<memory>"
+# ("cpx_nps4"), only where every GPU of the node is alike; beta.amd.com/ under its experimental
+# prefix. The separate compute and memory labels below are read too.
+AMD_COMBINED_PARTITION_LABELS = (
+    "amd.com/compute-memory-partition",
+    "beta.amd.com/compute-memory-partition",
+)
 AMD_COMPUTE_PARTITION_LABELS = (
     "amd.com/compute-partitioning-mode",
     "amd.com/gpu.compute-partitioning-mode",
@@ -198,7 +205,11 @@ def amd_partitioning(labels: Mapping[str, str]) -> tuple[str, str | None] | None
     """(compute mode, memory mode or None) of an AMD node whose GPUs are split into compute
     partitions (a mode other than SPX); None for whole GPUs or where no label says."""
     compute = next((labels[k] for k in AMD_COMPUTE_PARTITION_LABELS if labels.get(k)), "")
+    memory = next((labels[k] for k in AMD_MEMORY_PARTITION_LABELS if labels.get(k)), None)
+    combined = next((labels[k] for k in AMD_COMBINED_PARTITION_LABELS if labels.get(k)), "")
+    if combined and not compute:
+        compute, _, both_memory = str(combined).strip().partition("_")
+        memory = memory or both_memory or None
     if compute.strip().upper() in ("", "SPX"):
         return None
-    memory = next((labels[k] for k in AMD_MEMORY_PARTITION_LABELS if labels.get(k)), None)
     return compute.strip().upper(), memory.strip().upper() if memory else None

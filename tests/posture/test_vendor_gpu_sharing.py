@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+from inventory.snapshot.accelerators import amd_partitioning
 from posture.inputs import PostureInputs
 from posture.rules.registry import run_checks
 from tests.conftest import api_client
@@ -22,7 +23,11 @@ from tests.posture.gpu_access_world import container, namespace, pod, run, world
 ALPHA, BETA = tenant("alpha", "internal"), tenant("beta", "internal")
 EXT, SENS = tenant("ext", "external"), tenant("sens", "sensitive")
 MI300X = {"amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM", "amd.com/gpu.family": "AI"}
-CPX = {"amd.com/compute-partitioning-mode": "CPX", "amd.com/memory-partitioning-mode": "NPS1"}
+# As the AMD node labeller writes it (-compute-memory-partition): both modes in one label.
+CPX = {
+    "amd.com/compute-memory-partition": "cpx_nps1",
+    "amd.com/compute-partitioning-supported": "true",
+}
 ONE_FLEX = {
     "gpu.intel.com/device-id.0380-56c0.present": "true",
     "gpu.intel.com/device-id.0380-56c0.count": "1",
@@ -112,6 +117,20 @@ def test_leak002_tenants_holding_compute_partitions_may_share_an_affected_gpu():
     by = {t["tenant"]: t["reaches_gpus_by"] for t in draft.evidence["tenants_on_node"]}
     assert "compute partitioning CPX, memory NPS1" in by["sens"]
     assert "share its memory (NPS1)" in by["alpha"]
+
+
+@pytest.mark.parametrize(
+    ("labels", "read"),
+    [
+        ({"amd.com/compute-memory-partition": "cpx_nps4"}, ("CPX", "NPS4")),
+        ({"beta.amd.com/compute-memory-partition": "dpx_nps2"}, ("DPX", "NPS2")),
+        ({"amd.com/compute-memory-partition": "spx_nps1"}, None),  # whole GPUs
+        ({"amd.com/compute-partitioning-mode": "QPX"}, ("QPX", None)),
+        ({"amd.com/compute-partitioning-supported": "true"}, None),  # supported, not set
+    ],
+)
+def test_the_amd_partition_modes_are_read_from_the_node_labellers_labels(labels, read):
+    assert amd_partitioning(labels) == read
 
 
 def test_share003_compute_partitions_are_not_gpu_instances_for_a_sensitive_tenant():
