@@ -35,16 +35,23 @@ def latest_sync_runs() -> QuerySet[SyncRun]:
     return SyncRun.objects.filter(pk=Subquery(newest.values("pk")[:1]))
 
 
-def cluster_kinds_unread(cluster: Cluster) -> tuple[str, ...]:
-    """The kinds the cluster's last successful full sync certainly did not read (a watch
-    reads only changes; inventory.kinds_read)."""
-    unread = (
+def last_full_read(cluster: Cluster) -> tuple[dict[str, int], tuple[str, ...]] | None:
+    """What the cluster's last successful full sync read (a watch reads only changes): its
+    objects per kind, and the kinds it certainly did not read (inventory.kinds_read); None
+    before any. One query."""
+    row = (
         cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED, mode=SyncRun.Mode.FULL)
         .order_by("-started_at", "-id")
-        .values_list("kinds_unread", flat=True)
+        .values_list("counts", "kinds_unread")
         .first()
     )
-    return tuple(unread or ())
+    return None if row is None else (dict(row[0] or {}), tuple(row[1] or ()))
+
+
+def cluster_kinds_unread(cluster: Cluster) -> tuple[str, ...]:
+    """The kinds the cluster's last successful full sync certainly did not read."""
+    read = last_full_read(cluster)
+    return read[1] if read else ()
 
 
 def clusters_with_last_sync(user) -> list[Cluster]:

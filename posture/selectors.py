@@ -16,7 +16,7 @@ from gpuposture.base.finding_status import effective_status_expr, status_q
 from gpuposture.base.roles import reads_all_posture
 from inventory.holding_models import SyncHandover
 from inventory.models import Bulletin, Cluster, Node, SyncRun
-from inventory.selectors import cluster_kinds_unread
+from inventory.selectors import cluster_kinds_unread, last_full_read
 from posture import scoring
 from posture.action_store import with_own_risk
 from posture.checklist import ChecklistFacts
@@ -298,16 +298,11 @@ def _handover_facts(cluster: Cluster, user) -> dict[str, object]:
 def _kinds_read(cluster: Cluster) -> tuple[frozenset[str] | None, frozenset[str]]:
     """The kinds the last successful full sync read objects of (a watch reads only changes),
     None when there is none; and those it certainly did not read (one query)."""
-    row = (
-        cluster.sync_runs.filter(status=SyncRun.Status.SUCCEEDED, mode=SyncRun.Mode.FULL)
-        .order_by("-started_at")
-        .values_list("counts", "kinds_unread")
-        .first()
-    )
-    if row is None:
+    read = last_full_read(cluster)
+    if read is None:
         return None, frozenset()
-    counts, unread = row
-    return frozenset(k for k, n in counts.items() if n), frozenset(unread or ())
+    counts, unread = read
+    return frozenset(k for k, n in counts.items() if n), frozenset(unread)
 
 
 def finding_not_rejudged(finding: Finding) -> str:
