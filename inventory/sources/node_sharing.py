@@ -95,6 +95,17 @@ def capacity_replicas(labels: dict[str, str], capacity: dict[str, int]) -> int |
     return advertised // count
 
 
+def mig_replicas(labels: dict[str, str]) -> int | None:
+    """The most replicas GFD labels a MIG device type with (`nvidia.com/mig-<profile>.replicas`,
+    the mixed strategy's MIG devices time-sliced); None where none is over 1."""
+    found = [
+        n
+        for k, v in labels.items()
+        if k.startswith(NV + "mig-") and k.endswith(".replicas") and (n := as_int(v) or 0) > 1
+    ]
+    return max(found, default=None)
+
+
 def mig_enabled(labels: dict[str, str], capacity: dict[str, int]) -> bool:
     # MIG resources prove MIG by themselves: only the device plugin's mixed strategy advertises
     # nvidia.com/mig-* (an AKS MIG pool runs it with no GFD at all, DESIGN §7).
@@ -133,6 +144,11 @@ def node_replicas(
     labels: dict[str, str], capacity: dict[str, int], config: SharingConfig | None
 ) -> int | None:
     replicas = as_int(labels.get(REPLICAS))
+    mig = mig_replicas(labels)
+    if mig and (replicas or 0) <= 1:
+        # The mixed strategy's MIG devices time-sliced while whole GPUs are not: GFD labels
+        # each MIG device type's replicas, and nvidia.com/gpu.replicas 1.
+        return mig
     if replicas is None and config is not None and config.replicas:
         return config.replicas
     if replicas is None and gke_sharing(labels) in ("time_slicing", "mps"):

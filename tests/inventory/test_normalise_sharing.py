@@ -29,6 +29,19 @@ from tests.inventory.normalise_helpers import PLATFORM, TIME_SLICING, configmap,
         ),
         ({"nvidia.com/gpu.replicas": "8"}, {}, "time_slicing", 8),
         ({"nvidia.com/gpu.replicas": "1"}, {}, "none", 1),
+        # MIG devices time-sliced under the mixed strategy: GFD labels their replicas apart.
+        (
+            {
+                "nvidia.com/gpu.sharing-strategy": "time-slicing",
+                "nvidia.com/gpu.replicas": "1",
+                "nvidia.com/mig.strategy": "mixed",
+                "nvidia.com/mig-1g.10gb.replicas": "4",
+                "nvidia.com/mig-1g.10gb.sharing-strategy": "time-slicing",
+            },
+            {"nvidia.com/mig-1g.10gb": "224", "nvidia.com/gpu": "0"},
+            "time_slicing",
+            4,
+        ),
         ({"nvidia.com/gpu.product": "Tesla-T4-SHARED"}, {}, "time_slicing", None),
         (
             {"nvidia.com/mig.strategy": "single", "nvidia.com/mig.config": "all-1g.10gb"},
