@@ -181,7 +181,8 @@ _UNREAD_SAID = {
 _RBAC_UNREAD = (
     "the export holds no Role or no RoleBinding, though every cluster has some (kube-system's), "
     "so namespaced RBAC was not exported: the findings of the RBAC checks (K8S-003/004/005/008, "
-    "DRA-001) are kept as they were, not re-judged; add roles,rolebindings to `kubectl get`"
+    "DRA-001) are kept as they were, not re-judged, and on OpenShift K8S-009 cannot tell which "
+    "SCCs they grant; add roles,rolebindings to `kubectl get`"
 )
 _UNREAD_SAID |= {"Role": _RBAC_UNREAD, "RoleBinding": _RBAC_UNREAD}
 

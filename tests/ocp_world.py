@@ -18,6 +18,7 @@ from tests.posture.openshift_world import default_openshift
 OS_ID = "node.openshift.io/os_id"
 WORKER = "ocp-gpu-worker-0"
 OPERATOR_NS = "nvidia-gpu-operator"
+MONITORING = "openshift-monitoring"
 OPERATOR_IMAGE = "nvcr.io/nvidia/gpu-operator:v24.9.2"
 PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
 TENANTS = {
@@ -32,7 +33,7 @@ AGENTS = (
     ("openshift-machine-config-operator", "machine-config-daemon", "machine-config-operator"),
     ("openshift-ovn-kubernetes", "ovnkube-node", "ovn-kubernetes"),
     ("openshift-multus", "multus", "multus-cni"),
-    ("openshift-monitoring", "node-exporter", "node-exporter"),
+    (MONITORING, "node-exporter", "node-exporter"),
     ("openshift-cluster-node-tuning-operator", "tuned", "cluster-node-tuning-operator"),
     ("openshift-nfd", "nfd-worker", "node-feature-discovery"),
 )
@@ -123,6 +124,34 @@ def gpu_operator() -> list[dict[str, Any]]:
     ]
 
 
+def monitoring_rbac(namespace: str) -> list[dict[str, Any]]:
+    """The Role and RoleBinding OpenShift's monitoring stack has in each namespace it scrapes
+    (`prometheus-k8s`): every OpenShift cluster holds namespaced RBAC, so an export of one
+    without any left Roles and RoleBindings out of `kubectl get`."""
+    rbac = "rbac.authorization.k8s.io"
+    role = {
+        "apiVersion": f"{rbac}/v1",
+        "kind": "Role",
+        "metadata": meta("prometheus-k8s", namespace),
+        "rules": [
+            {
+                "apiGroups": [""],
+                "resources": ["services", "endpoints", "pods"],
+                "verbs": ["get", "list", "watch"],
+            }
+        ],
+    }
+    account = {"kind": "ServiceAccount", "name": "prometheus-k8s", "namespace": MONITORING}
+    bound = {
+        "apiVersion": f"{rbac}/v1",
+        "kind": "RoleBinding",
+        "metadata": meta("prometheus-k8s", namespace),
+        "roleRef": {"apiGroup": rbac, "kind": "Role", "name": "prometheus-k8s"},
+        "subjects": [account],
+    }
+    return [role, bound]
+
+
 def snapshot(openshift: bool = True, extra: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The cluster; `openshift=False`: the same objects on nodes without OpenShift's label."""
     app = container("main", "registry.example.internal/vision/app@sha256:" + "c" * 64, gpus=1)
@@ -134,6 +163,7 @@ def snapshot(openshift: bool = True, extra: list[dict[str, Any]] | None = None) 
         *gpu_operator(),
         *(o for o in default_openshift() if o["kind"] != "Namespace"),
         openshift_namespace("openshift-apiserver"),
+        *monitoring_rbac(MONITORING),
         pod("vision", "train-0", WORKER, [app]),
         *(extra or []),
     ]

@@ -18,7 +18,16 @@ from posture.rules.k8s.admission_cover import (
     verdicts,
 )
 from posture.rules.k8s.kyverno_flags import honoured
-from posture.rules.k8s.scc import SCC_GROUP, SCC_RESOURCE, is_openshift, scc_verdicts, sccs_of
+from posture.rules.k8s.scc import (
+    SCC_GROUP,
+    SCC_RESOURCE,
+    is_openshift,
+    opening_said,
+    rbac_unread,
+    scc_verdicts,
+    sccs_of,
+)
+from posture.rules.k8s.scc_unread import grantable_evidence
 from posture.rules.registry import FindingDraft, check
 from posture.rules.subjects import namespace_draft
 
@@ -53,7 +62,10 @@ KYVERNO_EXCEPTIONS = "kyverno.io/policyexceptions"  # the AdmissionRead of their
         "the namespace's pods may use (its users/groups fields, or RBAC `use` on it) allows "
         "it, and the finding names the SCC and who may use it. When the policies (or an "
         "OpenShift cluster's SCCs) could not be read the finding says unknown rather than "
-        "passing. GPU pods are those holding GPUs of any vendor (`nvidia.com/gpu`, "
+        "passing. It says unknown too, weighed low, where the sync did not read Roles, "
+        "RoleBindings, ClusterRoles or ClusterRoleBindings and a binding among them may grant "
+        "an SCC allowing what nothing else denies (it names the kinds and the SCCs). GPU "
+        "pods are those holding GPUs of any vendor (`nvidia.com/gpu`, "
         "`amd.com/gpu`, `habana.ai/gaudi`, `gpu.intel.com/xe`, ...)."
     ),
     remediation=(
@@ -66,7 +78,8 @@ KYVERNO_EXCEPTIONS = "kyverno.io/policyexceptions"  # the AdmissionRead of their
         "SCC named (privileged, hostaccess, hostmount-anyuid, hostnetwork-v2, ...) away: the "
         "RoleBinding or ClusterRoleBinding to `system:openshift:scc:NAME`, or the SCC's "
         "users/groups entry (`oc adm policy remove-scc-from-user`), leaving restricted-v2; "
-        "snapshot `securitycontextconstraints` too."
+        "snapshot `securitycontextconstraints` too, and roles,rolebindings,clusterroles,"
+        "clusterrolebindings, without which who may use an SCC is not known."
     ),
     mappings=("SP800-53:CM-7", "SP800-53:AC-3"),
 )
@@ -95,18 +108,24 @@ def namespace_without_admission_control(inputs: PostureInputs) -> Iterator[Findi
         )
     # Kyverno's rules hold only where no PolicyException lifts them: unread, they may.
     exceptions_unread = any(r.resource == KYVERNO_EXCEPTIONS for r in unread)
+    # RBAC the sync did not read may grant a namespace's pods `use` of any SCC.
+    rbac = rbac_unread(inputs) if sccs else []
     for namespace, count in sorted(gpu_pods.items()):
         found = verdicts(namespace, labels.get(namespace, {}), policies, exceptions_unread, note)
         if namespace not in labels:
             found[0] = PSA_UNREAD  # verdicts() judges PSA first, here on labels never read
         found += [Verdict(i["exception"], False, f"not applied: {i['why']}") for i in ignored]
         opened: list[dict[str, Any]] | None = None
+        grantable: list[dict[str, Any]] = []
         if sccs:
-            scc_found, opened = scc_verdicts(inputs, namespace, owners[namespace], sccs)
+            scc_found, opened, grantable = scc_verdicts(
+                inputs, namespace, owners[namespace], sccs, rbac
+            )
             found += scc_found
         if not missing(found):
             continue
-        yield _draft(inputs, namespace, owners[namespace], count, found, unread, labels, opened)
+        draft = _draft(inputs, namespace, owners[namespace], count, found, unread, labels, opened)
+        yield grantable_evidence(draft, found, rbac, grantable)
 
 
 # A namespace with no Namespace object in the sync: its Pod Security labels are unknown.
@@ -165,13 +184,13 @@ def _draft(
             f"Namespace {namespace} of tenant {tenant.slug}: {count} GPU pod(s) and admission "
             f"control enforcing only part of the pod rules (nothing denies "
             f"{', '.join(lacking)}"
-            + (f"; SCC {_opening(opening)} allow(s) them" if opening else "")
+            + (f"; SCC {opening_said(opening)} allow(s) them" if opening else "")
             + ")"
         )
     elif opening:
         title = (
             f"Namespace {namespace} of tenant {tenant.slug}: {count} GPU pod(s) and no "
-            f"admission control enforcing pod rules (SCC {_opening(opening)} allow(s) every "
+            f"admission control enforcing pod rules (SCC {opening_said(opening)} allow(s) every "
             "one; no PSA enforce, no denying policy)"
         )
     else:
@@ -188,16 +207,6 @@ def _draft(
         title=title,
         exposure=count,
     )
-
-
-def _opening(opening: list[dict[str, Any]]) -> str:
-    """ "privileged (usable by ServiceAccount:ns/default)", for the title."""
-    parts = []
-    for scc in opening:
-        users = scc["usable_by"]
-        subjects = sorted({str(u["subject"]) for u in users}) if isinstance(users, list) else []
-        parts.append(f"{scc['scc']} (usable by {', '.join(subjects)})")
-    return "; ".join(parts)
 
 
 def _added(unread: list[AdmissionRead], inputs: PostureInputs) -> list[AdmissionRead]:

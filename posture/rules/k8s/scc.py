@@ -13,6 +13,11 @@ use it. An SCC is usable in namespace NS by the tenant when
   name or all) in NS to one of those subjects: the plugin asks the authorizer in the pod's
   namespace, so a RoleBinding there counts as a ClusterRoleBinding does (rbac_eval.can).
 No usable SCC at all: the plugin refuses every pod, which denies every control.
+
+Where the last full sync did not read one of the RBAC kinds (`rbac_unread`: an export that left
+out Roles or RoleBindings), a `use` grant may sit in what was not read: a control that only the
+SCCs not usable as read allow is not denied for certain. It is "cannot tell" (a verdict that
+does not cover it, and the SCCs that could be granted, for the evidence), never denied.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from inventory.sources.admission_controls import (
 )
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.k8s.admission_cover import Verdict
-from posture.rules.k8s.rbac_eval import can
+from posture.rules.k8s.rbac_eval import RBAC_KINDS, can
 from posture.rules.pod.hardening import DANGEROUS_CAPABILITIES
 
 SCC_GROUP = "security.openshift.io"
@@ -79,40 +84,73 @@ def is_openshift(snapshot: ClusterSnapshot) -> bool:
     return any(any(k.startswith("node.openshift.io/") for k in n.labels) for n in snapshot.nodes)
 
 
+def rbac_unread(inputs: PostureInputs) -> list[str]:
+    """The RBAC kinds the cluster's last full sync certainly did not read, in RBAC_KINDS'
+    order: a `use` grant of any SCC may be among their objects."""
+    return [kind for kind in RBAC_KINDS if kind in inputs.kinds_unread]
+
+
 def scc_verdicts(
     inputs: PostureInputs,
     namespace: str,
     tenant: TenantInfo,
     sccs: Sequence[AdmissionPolicy],
-) -> tuple[list[Verdict], list[dict[str, Any]]]:
+    unread: Sequence[str] = (),
+) -> tuple[list[Verdict], list[dict[str, Any]], list[dict[str, Any]]]:
     """SCC admission's verdicts in the namespace: one for what no usable SCC allows (it
-    denies those), one per usable SCC allowing some control (it does not); and, for the
-    evidence, each usable SCC with what it allows and who may use it."""
-    usable = []
+    denies those), one per usable SCC allowing some control (it does not); for the evidence,
+    each usable SCC with what it allows and who may use it; and, with RBAC kinds `unread`,
+    each SCC not usable as read that allows a control no usable one does (RBAC not read may
+    grant it): those controls get a verdict that does not cover them."""
+    usable, others = [], []
     for scc in sorted(sccs, key=lambda s: s.name):
         users = _users(inputs, namespace, tenant, scc)
         if users:
             usable.append((scc, scc_allows(scc.spec), users))
+        else:
+            others.append((scc, scc_allows(scc.spec)))
     evidence = [
         {"scc": scc.name, "allows": list(allows), "usable_by": users}
         for scc, allows, users in usable
     ]
-    if not usable:
-        why = "no SCC is usable by the namespace's pods: SCC admission refuses every pod"
-        return [Verdict(SCC_SOURCE, True, why, CONTROLS)], evidence
     opened = {c for _, allows, _ in usable for c in allows}
-    denied = tuple(c for c in CONTROLS if c not in opened)
-    names = ", ".join(scc.name for scc, _, _ in usable)
-    found = []
+    # Only an SCC allowing something no usable one allows could change a verdict if granted.
+    grantable = [
+        {"scc": scc.name, "allows": [c for c in allows if c not in opened]}
+        for scc, allows in others
+        if unread and set(allows) - opened
+    ]
+    doubted = {c for g in grantable for c in g["allows"]}
+    denied = tuple(c for c in CONTROLS if c not in opened and c not in doubted)
+    found = [_unread_verdict(unread, grantable, doubted)] if doubted else []
+    if not usable and not doubted:
+        why = "no SCC is usable by the namespace's pods: SCC admission refuses every pod"
+        return [Verdict(SCC_SOURCE, True, why, CONTROLS)], evidence, grantable
     if denied:
-        why = f"no SCC usable here ({names}) allows {', '.join(denied)}"
+        names = ", ".join(scc.name for scc, _, _ in usable)
+        # With none usable as read, RBAC not read may grant any SCC: none allows these.
+        where = f"usable here ({names})" if usable else "at all"
+        why = f"no SCC {where} allows {', '.join(denied)}"
         found.append(Verdict(SCC_SOURCE, True, why, denied))
     for scc, allows, users in usable:
         if allows:
             who = "; ".join(f"{u['subject']} ({u['via']})" for u in users)
             why = f"allows {', '.join(allows)} to pods here; usable by {who}"
             found.append(Verdict(f"{SCC_SOURCE} {scc.name}", False, why))
-    return found, evidence
+    return found, evidence, grantable
+
+
+def _unread_verdict(
+    unread: Sequence[str], grantable: list[dict[str, Any]], doubted: set[str]
+) -> Verdict:
+    """What SCC admission denies as read but cannot be told for certain: no usable SCC
+    allows these controls, but a binding not read may grant an SCC that does."""
+    controls = ", ".join(c for c in CONTROLS if c in doubted)
+    why = (
+        f"unknown for {controls}: no SCC usable as read allows them, but {', '.join(unread)} "
+        f"were not read, and RBAC may grant `use` of {', '.join(g['scc'] for g in grantable)}"
+    )
+    return Verdict(SCC_SOURCE, False, why)
 
 
 def _users(
@@ -136,6 +174,17 @@ def _users(
             binding = grant.as_evidence()["binding"]
             found.append({"subject": grant.subject, "via": f"{binding} -> {grant.role_name}"})
     return list({(f["subject"], f["via"]): f for f in found}.values())
+
+
+def opening_said(opening: Sequence[dict[str, Any]]) -> str:
+    """ "privileged (usable by ServiceAccount:ns/default)", for a K8S-009 title, from the
+    evidence of usable SCCs (scc_verdicts)."""
+    parts = []
+    for scc in opening:
+        users = scc["usable_by"]
+        subjects = sorted({str(u["subject"]) for u in users}) if isinstance(users, list) else []
+        parts.append(f"{scc['scc']} (usable by {', '.join(subjects)})")
+    return "; ".join(parts)
 
 
 def _reaches(subject: str, namespace: str) -> bool:
