@@ -27,6 +27,7 @@ from inventory.sources.cloud_labels import (
     gke_partition_size,
     gke_shares,
 )
+from inventory.sources.config_witness import config_contradiction
 from inventory.sources.fractional_nodes import scheduler_sharing
 from inventory.sources.gpu_signs import gpu_signs
 from inventory.sources.node_fallback import agreed_fallback
@@ -69,7 +70,6 @@ from inventory.sources.plugin_file import MANAGED, bare_checked, plugin_reading
 from inventory.sources.plugin_placement import (
     ABSENT,
     ASSUMED,
-    capacity_conflict,
     config_placement,
     operator_namespace,
     operator_plugin_here,
@@ -230,9 +230,9 @@ def node_from(
         )
     if absent:  # what no plugin reads cannot make the node's sharing unknown
         problems = tuple(p for p in problems if p.purpose != "device_plugin")
-    conflict = capacity_conflict(config, capacity, gpu_count) if config is not None else None
-    if conflict is not None and stack is not None:
-        problems += (conflict,)  # the capacity says it is not in force: sharing unverified
+    # The node's capacity or GFD's labels say the config is not in force: sharing unverified.
+    conflict = config_contradiction(config, labels, capacity, gpu_count) if stack else None
+    problems += (conflict,) if conflict is not None else ()
     if vm:
         problems = tuple(p for p in problems if p.purpose != "device_plugin")
     if is_gpu and not gke and not vm and not ignored and not absent:
@@ -336,6 +336,7 @@ def node_from(
             for b in (
                 fractional.basis if fractional else "",
                 fallback_basis,
+                conflict.error if conflict is not None else "",
                 config_basis(reading, labels.get(PLUGIN_CONFIG), config, plugin_mig)
                 if is_gpu and not gke and not vm
                 else "",

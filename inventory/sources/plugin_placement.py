@@ -10,10 +10,8 @@ where every such DaemonSet excludes the node, it does not apply. Where the snaps
 DaemonSet (or one whose affinity cannot be judged), where the plugin runs is not shown and the
 config is assumed to apply, as before, and the node says so.
 
-The capacity is a second witness: time-slicing or MPS with N > 1 replicas of `nvidia.com/gpu`
-makes the plugin advertise N per GPU. A node advertising exactly its physical GPU count shows the
-config is not in force there, whatever its placement says; the node's sharing is then unverified
-rather than certain time-slicing.
+The node's capacity and GPU Feature Discovery's labels are further witnesses, whatever the
+placement says: a config they contradict is unverified there (config_witness).
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ from inventory.sources.images import component_of, container_component
 from inventory.visible_devices import Fact, device_list_strategy
 
 PLACED, ASSUMED, ABSENT = "placed", "assumed", "absent"
-GPU = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True)
@@ -109,32 +106,6 @@ def placed_problems(
         ).state
         != ABSENT
     )
-
-
-def capacity_conflict(
-    config: SharingConfig, capacity: Mapping[str, int], physical: int | None
-) -> UnreadableConfig | None:
-    """The config replicates whole `nvidia.com/gpu` devices N > 1 times under their own name,
-    yet the node advertises exactly its physical count: not in force here (unverified)."""
-    if config.mode not in ("time_slicing", "mps") or not physical or config.rename_by_default:
-        return None
-    advertised = capacity.get(GPU)
-    for entry in config.entries:
-        replicated = entry.name == GPU and not entry.rename and (entry.replicas or 0) > 1
-        whole = not entry.devices and entry.device_count is None
-        if replicated and whole and advertised == physical:
-            return UnreadableConfig(
-                "ConfigMap",
-                config.namespace,
-                config.configmap,
-                config.key,
-                "device_plugin",
-                f"unverified: the config {config.mode.replace('_', '-')}s {GPU} with "
-                f"{entry.replicas} replicas, but the node advertises {advertised} {GPU} for its "
-                f"{physical} physical GPUs: the config does not appear to be in force here, so "
-                "the node's sharing is unknown",
-            )
-    return None
 
 
 def plugin_templates(

@@ -145,8 +145,11 @@ def _stack_draft(
         "resource name, replicas that are not a positive integer, unreadable `devices` or "
         "`rename`) makes the whole config unreadable rather than silently dropping the entry. "
         "A config that replicates `nvidia.com/gpu` on a node whose capacity shows one per "
-        "physical GPU is not in force there: the node's sharing is reported unverified, not "
-        "time-sliced for certain. A node that advertises more `nvidia.com/gpu` than its physical "
+        "device (physical GPU, or GFD's `nvidia.com/gpu.count`), or a sharing config on a node "
+        "whose GFD labels say `gpu.sharing-strategy=none` and whose capacity shows no replicas, "
+        "is not in force there: the config is reported unverified, naming both sides, and the "
+        "node's sharing is what GFD's labels say (unknown without them), not time-sliced for "
+        "certain. A node that advertises more `nvidia.com/gpu` than its physical "
         "GPUs, with no GFD label and no device-plugin pod showing whether MIG (single strategy) "
         "or replicas split them, is unknown too (`capacity nvidia.com/gpu`), never whole GPUs."
     ),
