@@ -9,6 +9,7 @@ from the real value) are kept instead."""
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from typing import Any
@@ -100,6 +101,7 @@ def redact_args(value: str) -> str:
     return shlex.join(kept)
 
 
+@functools.lru_cache(maxsize=8192)
 def literal_env(name: str, value: str) -> EnvVar:
     """The EnvVar the sync stores for a literal `name=value`."""
     match = credential_match(name, value)
@@ -139,6 +141,9 @@ def _as_dict(env: EnvVar) -> dict:
     }
 
 
+# Pure and called once per container of every pod: the replicas of a workload repeat the same
+# command line and env, so a sync of 40,000 pods judges each distinct one once.
+@functools.lru_cache(maxsize=8192)
 def stored_arguments(
     command: tuple[str, ...], args: tuple[str, ...]
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
