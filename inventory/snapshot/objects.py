@@ -146,8 +146,9 @@ class Ingress:
     # in front of it authenticates.
     auth: str = ""
     # The Service ports it routes to, "service:port" (a number or a port's name as written;
-    # "service:*" where a backend names no port): Ingresses and Gateway API routes only; ()
-    # where not read (other routes, or stored before it was): every port of the Service.
+    # "service:*" where a backend names no port; "service:=N" the target port N an OpenShift
+    # Route's numeric targetPort names): Ingresses, Gateway API and OpenShift routes; () where
+    # not read (other routes, or stored before it was): every port of the Service.
     backend_ports: tuple[str, ...] = ()
     # The gateways it is bound to, "namespace/name" (an Istio VirtualService's Gateways): how
     # traffic from outside reaches it, said in K8S-006's evidence.

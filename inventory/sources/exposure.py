@@ -262,12 +262,18 @@ def openshift_route_from(obj: dict[str, Any], namespace: str) -> Ingress:
         if (text(b.get("kind")) or "Service") == "Service" and text(b.get("name"))
     }
     host = text(spec.get("host"))
+    # `port.targetPort` narrows the router to one port of the backends' endpoints: a name is a
+    # Service port's name (the endpoints' port names are), a number the pod's port the Service
+    # targets ("=8888", as routed_ports reads it). None: every port.
+    target = text(dig(spec, "port").get("targetPort"))
+    port = (f"={target}" if target.isdigit() else target) if target else ""
     return Ingress(
         namespace=namespace,
         name=name_of(obj),
         hosts=(host,) if host else (),
         services=tuple(sorted(s for s in services if s)),
         kind="Route",
+        backend_ports=tuple(sorted(f"{s}:{port}" for s in services if s)) if port else (),
     )
 
 

@@ -71,6 +71,17 @@ def _route(port: int | None) -> dict[str, Any]:
     }
 
 
+def _openshift_route(target: int | str | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "host": "ray-research.apps.ocp.example",
+        "to": {"kind": "Service", "name": "rc-llm-head-svc", "weight": 100},
+    }
+    if target is not None:
+        spec["port"] = {"targetPort": target}
+    meta = {"name": "ray", "namespace": "research"}
+    return {"apiVersion": "route.openshift.io/v1", "kind": "Route", "metadata": meta, "spec": spec}
+
+
 def _routed(route: dict[str, Any]) -> list[int]:
     snapshot = normalise([_head_pod(), _service(), route])
     world = inputs(
@@ -94,6 +105,11 @@ def _routed(route: dict[str, Any]) -> list[int]:
         (_ingress(None), [6379, 8265, 10001]),
         (_ingress({"number": 9999}), [6379, 8265, 10001]),
         (_route(None), [6379, 8265, 10001]),
+        # An OpenShift Route's targetPort: a port's name, or the number of the port it targets.
+        (_openshift_route("dashboard"), [8265]),
+        (_openshift_route(8265), [8265]),
+        (_openshift_route(None), [6379, 8265, 10001]),
+        (_openshift_route(9999), [6379, 8265, 10001]),
     ],
 )
 def test_k8s006_an_ingress_lists_the_ports_it_routes_to(route, ports):

@@ -92,8 +92,9 @@ class Exposure:
 
 def routed_ports(ingress: Ingress, service: Service) -> list[int]:
     """The ports of `service` the Ingress or route sends traffic to (as `Service.ports` numbers
-    them). Every port where that cannot be told: a backend naming no port, a port the Service
-    does not have, a route whose ports are not read."""
+    them): a Service port's number or name, or "=N" the port N it targets (an OpenShift Route's
+    numeric targetPort). Every port where that cannot be told: a backend naming no port, a port
+    the Service does not have, a route whose ports are not read."""
     written = [
         port
         for entry in ingress.backend_ports
@@ -107,7 +108,13 @@ def routed_ports(ingress: Ingress, service: Service) -> list[int]:
         matched = {
             shown
             for name, number, shown in service.port_map
-            if (port == str(number) if port.isdigit() else port == name)
+            if (
+                port == f"={shown}"
+                if port.startswith("=")
+                else port == str(number)
+                if port.isdigit()
+                else port == name
+            )
         }
         if not matched:
             return list(service.ports)
