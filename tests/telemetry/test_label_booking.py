@@ -215,3 +215,20 @@ def test_a_label_naming_a_pod_the_sync_lacks_is_booked_unverified(world, persona
     days = _utilisation(personas["viewer_beta"])["tenant_days"]
     assert {(row["tenant"], row["confidence"]) for row in days} == {("beta", "none")}
 
+
+def test_usage_a_contradicted_label_booked_before_moves_to_nobody(world, personas, tmp_path):
+    """What ingest stored before: the named pod's tenant at confidence none (migration 0005)."""
+    from telemetry.rebook import all_contradicted_labels_rebook
+    from telemetry.rollup import telemetry_rollup
+    from tenants.models import Tenant
+
+    _dcgm(tmp_path, [(0, 88, "team-alpha", "train-0"), (1, 80, "beta-prod", "tokenize-0")])
+    forged = GpuReading.objects.filter(uuid=_uuid(1))
+    forged.update(attribution="tenant", tenant=Tenant.objects.get(slug="beta"), confidence="none")
+    telemetry_rollup()
+    assert "beta" in _by_tenant(_utilisation(personas["security_lead"])["chargeback"])
+    assert all_contradicted_labels_rebook() == SCRAPES
+    charged = _by_tenant(_utilisation(personas["security_lead"])["chargeback"])
+    assert set(charged) == {"alpha", "unattributed"}
+    assert charged["unattributed"]["gpu_hours"] == pytest.approx(T, rel=0.02)
+    assert all_contradicted_labels_rebook() == 0  # once is enough
