@@ -11,7 +11,17 @@ drops the pod labels or copies one GPU-wide value onto every pod, so it never is
 A KAI Scheduler fraction's GPU is held, for the kubelet, by KAI's reservation pod, so the exporter
 names that placeholder: the reading is the GPU-wide usage of the fraction pods bound to it, so it
 is copied onto each of them (as the exporter does on a time-sliced GPU) at confidence "shared";
-with none known, nobody can be said to use it ("unattributed", confidence "none")."""
+with none known, nobody can be said to use it ("unattributed", confidence "none").
+
+A pod label is checked against the last sync where the sample comes from one of its nodes.
+DCGM-Exporter names only pods of its own node (the kubelet's pod resources), so a label naming a
+pod the sync binds to another node is stale, mislabelled or forged: the sample is nobody's
+("unattributed", as one with no namespace label), never the named pod's tenant's, or anyone who
+can write labels would shift cost onto another tenant (ATTR-001 says the GPU is held by no pod,
+its `labels_named` where that pod runs). A label naming a pod the sync does not list at all, or
+lists with no node (created or placed since, or wrongly named), is booked as it says, at "none":
+the usage may well be real (a job created and gone between two syncs), but nothing verified it
+(ATTR-002)."""
 
 from __future__ import annotations
 
@@ -37,6 +47,8 @@ class FractionPod:
 
 # (namespace, pod) of a reservation pod -> the fraction pods bound to the GPU it holds
 Reservations = Mapping[tuple[str, str], tuple[FractionPod, ...]]
+# (hostname, namespace, pod) of a sample whose pod label the last sync contradicts or lacks
+LabelKey = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -54,28 +66,34 @@ def attribute(
     shared_nodes: Collection[str],
     platform: Collection[str],
     reservations: Reservations | None = None,
-    unplaced: Collection[tuple[str, str, str]] = (),
+    elsewhere: Collection[LabelKey] = (),
+    unlisted: Collection[LabelKey] = (),
 ) -> list[Attributed]:
     """Each sample with its owner and confidence, in the order given (a reservation pod's
     sample as one copy per fraction pod bound to its GPU).
 
     `owners` maps namespace -> tenant slug; `shared_nodes` are the hostnames whose GPUs are
     time-sliced or MPS-shared; `platform` the cluster's platform namespaces; `reservations`
-    the KAI reservation pods and the fraction pods bound to the GPU each holds; `unplaced`
-    the (hostname, namespace, pod) of samples from an inventory node naming a pod the last
-    inventory binds to another node (telemetry.ingest_context.unplaced_labels): booked to the
-    namespace's owner at confidence "none", never "exact", since the exporter names only pods
-    of its own node (ATTR-001 judges that GPU as one no pod holds)."""
+    the KAI reservation pods and the fraction pods bound to the GPU each holds. `elsewhere`
+    and `unlisted` are the (hostname, namespace, pod) of samples from an inventory node whose
+    pod label names a pod the last inventory binds to another node, or does not list at all
+    (telemetry.ingest_context.label_checks): the former booked to nobody, the latter as the
+    label says at confidence "none" (the module's docstring says why)."""
     shared = frozenset(shared_nodes)  # callers may pass a list; looked up once per sample
     ours = frozenset(platform)
     reservations = reservations or {}
     found: list[Attributed] = []
     for s in samples:
+        key = (s.hostname, s.namespace, s.pod)
+        if s.pod and key in elsewhere:
+            # The label is contradicted: it names no owner, so the usage is nobody's.
+            found.append(Attributed(s, None, "unattributed", "none"))
+            continue
         fractions = reservations.get((s.namespace, s.pod)) if s.pod else None
         if fractions is None:
             one = _attribute_one(s, owners, shared, ours)
-            if (s.hostname, s.namespace, s.pod) in unplaced:
-                one = replace(one, confidence="none")
+            if s.pod and key in unlisted:
+                one = replace(one, confidence="none")  # unverified, never "exact"
             found.append(one)
         elif not fractions:
             # The placeholder does not use the GPU, and no fraction bound to it is known.

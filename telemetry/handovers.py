@@ -22,6 +22,11 @@ from telemetry.samples import GpuSample
 from tenants.mapping import UNCLASSIFIED
 
 FINISHED = ("Succeeded", "Failed")  # pod phases: it ran to an end
+# Samples naming a tenant's pod: verified ("exact"), or a pod the last sync does not list
+# ("none", telemetry.attribution: a job created and gone between two syncs held the GPU all
+# the same, and its handover is the one a reset must cover). A label the sync contradicts is
+# booked to nobody, so it names no holder here.
+NAMED = Q(attribution="tenant", confidence__in=("exact", "none")) & ~Q(pod="")
 
 
 def handovers(
@@ -48,11 +53,10 @@ def handovers(
     since = now - timedelta(days=settings.GPUPOSTURE_TELEMETRY_RETENTION_DAYS)
     held = (
         GpuReading.objects.filter(
+            NAMED,
             hostname__in=[*exclusive, *mig],
             cluster=cluster,
             time__gte=since,
-            attribution="tenant",
-            confidence="exact",
         )
         .exclude(uuid="")
         .values_list("uuid", "gi_id", "hostname", "tenant__slug", "namespace", "time")
@@ -63,7 +67,7 @@ def handovers(
             GpuSample(time=t, hostname=host, gpu="", uuid=uuid, gi_id=gi_id),
             _party(slug, namespace),
             "tenant",
-            "exact",
+            "exact",  # a holder of the whole device for tenancies_from (NAMED says who is)
         )
         for uuid, gi_id, host, slug, namespace, t in held.iterator(chunk_size=10000)
         if slug
@@ -111,7 +115,7 @@ def _env_tenancies(
                 cluster=cluster, hostname=node, time__gte=start, time__lte=end
             )
             .exclude(uuid="")
-            .exclude(attribution="tenant", confidence="exact")
+            .exclude(NAMED)
         )
         if EVERY_GPU not in hold.devices:
             # By UUID, or by index where the node's inventory names no UUID. A MIG UUID names

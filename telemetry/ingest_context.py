@@ -11,7 +11,7 @@ from inventory.models import Cluster, ClusterObject, Node, Pod
 from inventory.platform import platform_inputs
 from inventory.sources.images import component_of
 from inventory.sync import namespace_owners
-from telemetry.attribution import FractionPod
+from telemetry.attribution import FractionPod, LabelKey
 from telemetry.exporter_labels import (
     exporter_labels_strip,
     hosts_placed,
@@ -176,26 +176,29 @@ def _is_exporter(data: dict) -> bool:
     return any(component_of(c.image) == "dcgm_exporter" for c in pod.containers)
 
 
-def unplaced_labels(cluster: Cluster, samples: list[GpuSample]) -> set[tuple[str, str, str]]:
+def label_checks(cluster: Cluster, samples: list[GpuSample]) -> tuple[set[LabelKey], set[LabelKey]]:
     """(hostname, namespace, pod) of the samples from a node of the last inventory whose pod
-    label names a pod that inventory binds to ANOTHER node: DCGM-Exporter names only pods of
-    its own node, so the label is stale, mislabelled or forged, and the usage is not that pod's
-    for sure (attribution). A pod the inventory does not list at all is kept as the label says
-    (created since the sync: LEAK-001 reads such short jobs' handovers); ATTR-002 says so."""
+    label names a pod that inventory binds to ANOTHER node, and of those whose label names a
+    pod it does not list at all, or lists unscheduled (telemetry.attribution books the former
+    to nobody, the latter as the label says at confidence none). DCGM-Exporter names only pods
+    of its own node, so the former label is stale, mislabelled or forged (ATTR-001,
+    `labels_named`); the latter was created or placed since the sync, or is wrongly named
+    (ATTR-002, attribution unverified). The samples are read as samples_as_read leaves them:
+    an exporter's own pod is no label."""
     named = {(s.hostname, s.namespace, s.pod) for s in samples if s.pod}
     if not named:
-        return set()
+        return set(), set()
     nodes = set(Node.objects.filter(cluster=cluster).values_list("name", flat=True))
+    # A host the inventory does not list is not judged: it may be a node under another name.
     named = {n for n in named if n[0] in nodes}
     if not named:
-        return set()
+        return set(), set()
     rows = Pod.objects.filter(cluster=cluster, name__in={pod for _, _, pod in named})
     bound = {
         (ns, name): node or ""
         for ns, name, node in rows.values_list("namespace", "name", "node__name")
     }
-    return {
-        (host, ns, pod)
-        for host, ns, pod in named
-        if (ns, pod) in bound and bound[(ns, pod)] != host
-    }
+    elsewhere = {n for n in named if bound.get(n[1:], "") not in ("", n[0])}
+    # A pod the sync saw unscheduled may have been placed here since: unverified as well.
+    unlisted = {n for n in named if not bound.get(n[1:])}
+    return elsewhere, unlisted

@@ -19,8 +19,8 @@ from telemetry.ingest_changes import readings_move_checks
 from telemetry.ingest_context import (
     attribution_context,
     kai_reservations,
+    label_checks,
     samples_as_read,
-    unplaced_labels,
 )
 from telemetry.models import GpuReading, ResetAttestation, TelemetrySource
 from telemetry.prometheus_api import PrometheusError, parse_matchers, query_range_samples
@@ -55,13 +55,15 @@ def samples_ingest(*, cluster: Cluster, samples: list[GpuSample]) -> IngestResul
     samples = samples_as_read(cluster, samples)
     owners, shared, platform = attribution_context(cluster)
     reservations = kai_reservations(cluster, samples, owners, platform)
+    elsewhere, unlisted = label_checks(cluster, samples)
     attributed = attribute(
         samples,
         owners=owners,
         shared_nodes=shared,
         platform=platform,
         reservations=reservations,
-        unplaced=unplaced_labels(cluster, samples),
+        elsewhere=elsewhere,
+        unlisted=unlisted,
     )
     if any(a.tenant == UNCLASSIFIED for a in attributed):
         unclassified_tenant_ensure()  # the party the usage is booked to must exist

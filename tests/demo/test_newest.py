@@ -19,6 +19,7 @@ from django.test import Client
 
 from demo.cluster_parts import HF_TOKEN_ARGS
 from inventory.models import Node, Pod
+from telemetry.models import GpuUsageDaily
 
 pytestmark = pytest.mark.django_db
 
@@ -123,3 +124,7 @@ def test_the_demo_shows_a_vclusters_pods_a_runtime_class_jetson_and_an_amd_dra_n
         {"pod": "research-llm/llm-multinode-0", "runs_on": "nw-h100-02"}
     ]
     assert "stale, mislabelled or forged" in stale["evidence"]["held_by"]
+    # Nor is that GPU research's usage: the node runs no pod of theirs, and the label books
+    # nobody (the hours are in the `unattributed` row, not on research's chargeback).
+    booked = GpuUsageDaily.objects.filter(hostname="nw-a100-01", uuid=stale["evidence"]["gpu_uuid"])
+    assert set(booked.values_list("tenant__slug", "attribution")) == {(None, "unattributed")}

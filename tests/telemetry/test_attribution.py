@@ -102,3 +102,60 @@ def test_a_claim_wins_over_a_platform_list():
     # A namespace a tenant owns is the tenant's even if a platform list names it.
     [a] = attribute([sample("team-a", "p")], owners=OWNERS, shared_nodes=(), platform={"team-a"})
     assert (a.tenant, a.attribution) == ("alpha", "tenant")
+
+
+@pytest.mark.parametrize(
+    ("namespace", "pod", "shared", "expected"),
+    [
+        # the last sync has the pod on another node: the label names no owner
+        ("team-b", "tok-0", (), (None, "unattributed", "none")),
+        ("team-b", "tok-0", ("node-1",), (None, "unattributed", "none")),
+        ("kube-system", "ks-0", (), (None, "unattributed", "none")),
+        ("ml-scratch", "nb-0", (), (None, "unattributed", "none")),
+    ],
+)
+def test_a_label_the_sync_binds_elsewhere_is_nobodys(namespace, pod, shared, expected):
+    s = sample(namespace, pod)
+    [a] = attribute(
+        [s],
+        owners=OWNERS,
+        shared_nodes=shared,
+        platform=PLATFORM,
+        elsewhere={("node-1", namespace, pod)},
+    )
+    assert (a.tenant, a.attribution, a.confidence) == expected
+    assert a.sample == s  # the label stays on the sample: the findings read it
+
+
+@pytest.mark.parametrize(
+    ("namespace", "pod", "shared", "expected"),
+    [
+        # a pod the sync does not list: booked as the label says, never exact nor shared
+        ("team-b", "sweep-0", (), ("beta", "tenant", "none")),
+        ("team-b", "sweep-0", ("node-1",), ("beta", "tenant", "none")),
+        ("ml-scratch", "nb-0", (), ("unclassified", "tenant", "none")),
+        ("gpu-operator", "diag-0", (), (None, "platform", "none")),
+    ],
+)
+def test_a_label_the_sync_does_not_list_is_booked_unverified(namespace, pod, shared, expected):
+    [a] = attribute(
+        [sample(namespace, pod)],
+        owners=OWNERS,
+        shared_nodes=shared,
+        platform=PLATFORM,
+        unlisted={("node-1", namespace, pod)},
+    )
+    assert (a.tenant, a.attribution, a.confidence) == expected
+
+
+def test_label_checks_are_per_node():
+    # The same pod named from its own node (node-2) is its tenant's, exactly.
+    here, there = sample("team-b", "tok-0"), sample("team-b", "tok-0", host="node-2")
+    found = attribute(
+        [here, there],
+        owners=OWNERS,
+        shared_nodes=(),
+        platform=PLATFORM,
+        elsewhere={("node-1", "team-b", "tok-0")},
+    )
+    assert [(a.tenant, a.confidence) for a in found] == [(None, "none"), ("beta", "exact")]

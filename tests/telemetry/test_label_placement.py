@@ -1,7 +1,7 @@
 """A sample's pod label explains its GPU only where the inventory has that pod on the sample's
 node (DCGM-Exporter names pods from its own node's kubelet), and a label naming a pod the
 inventory does not list is said, never booked as that tenant's exact usage
-(telemetry.exporter_labels.PodLabels, telemetry.ingest_context.unplaced_labels)."""
+(telemetry.exporter_labels.PodLabels, telemetry.ingest_context.label_checks)."""
 
 from __future__ import annotations
 
@@ -108,9 +108,14 @@ def test_a_label_naming_a_pod_on_another_node_explains_no_gpu(two_nodes):
     assert (finding.subject_name, finding.evidence["gpu_uuid"]) == ("g-a", "GPU-g-a-1")
     assert finding.evidence["labels_named"] == [{"pod": "beta-prod/b-0", "runs_on": "g-b"}]
     assert "beta-prod/b-0, which the last inventory has on g-b" in finding.evidence["held_by"]
-    # Nor is that GPU's usage booked as beta's exact usage; b-0's on its own node is.
-    confidence = dict(GpuReading.objects.values_list("uuid", "confidence").distinct())
-    assert confidence == {"GPU-g-a-0": "exact", "GPU-g-a-1": "none", "GPU-g-b-0": "exact"}
+    # Nor is that GPU's usage booked to b-0's owner at all: it is nobody's; b-0's on its own
+    # node is its owner's, exactly.
+    booked = set(GpuReading.objects.values_list("uuid", "attribution", "confidence").distinct())
+    assert booked == {
+        ("GPU-g-a-0", "tenant", "exact"),
+        ("GPU-g-a-1", "unattributed", "none"),
+        ("GPU-g-b-0", "tenant", "exact"),
+    }
 
 
 def test_a_label_naming_a_pod_the_inventory_lacks_is_said(two_nodes):
@@ -126,9 +131,9 @@ def test_a_label_naming_a_pod_the_inventory_lacks_is_said(two_nodes):
     assert {t.slug for t in finding.tenants.all()} == {"alpha"}
     assert "attribution unverified" in finding.title
     # Booked as the label says (a job created and gone between syncs is still seen by
-    # LEAK-001's handovers), the finding saying nothing confirmed it.
+    # LEAK-001's handovers), but at none: nothing confirmed it.
     ghost = GpuReading.objects.filter(pod="ghost-0")
-    assert set(ghost.values_list("confidence", flat=True)) == {"exact"}
+    assert set(ghost.values_list("tenant__slug", "confidence")) == {("alpha", "none")}
     assert finding.evidence["attribution"].startswith("by the exporter's label alone")
 
 

@@ -44,7 +44,8 @@ UNATTRIBUTABLE_MODES = (SharingMode.TIME_SLICING.value, SharingMode.MPS.value)
         "last inventory does not list (a node that joined since the sync) are nobody's until "
         "a sync shows what runs there. A GPU whose samples name a pod the last inventory "
         "does not list (created since the sync, or a wrong label) is booked as the label says, "
-        "and this finding says nothing confirmed it until a sync shows the pod."
+        "at confidence `none` (never `exact`), and this finding says nothing confirmed it "
+        "until a sync shows the pod."
     ),
     remediation=(
         "Where per-tenant attribution is required, give the tenant whole GPUs or MIG GPU "

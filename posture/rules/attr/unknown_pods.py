@@ -13,7 +13,8 @@ from telemetry.exporter_labels import UnknownPodLabel
 
 def unknown_pod_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
     """One finding per node. Not ATTR-001: a pod created since the sync looks the same, and
-    the kubelet gave it the GPU; its usage is booked as the label says, which nothing checked."""
+    the kubelet gave it the GPU; its usage is booked as the label says, at confidence none
+    (telemetry.attribution), since nothing checked it."""
     by_node: dict[str, list[UnknownPodLabel]] = {}
     for label in inputs.telemetry.unknown_pod_labels:
         by_node.setdefault(label.node, []).append(label)
@@ -39,7 +40,8 @@ def unknown_pod_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
             ],
             "pods_in_inventory": False,
             "attribution": "by the exporter's label alone: the pod is not in the last sync "
-            "(created since, or the label is wrong), so nothing confirms whose usage it is",
+            "(created since, or the label is wrong), so nothing confirms whose usage it is: "
+            "booked to that pod's tenant at confidence none, never exact",
             "hijack_detection": "the GPU is taken as held (a pod created since the sync "
             "looks the same); sync the cluster again: if the pod is still not listed, the "
             "label is wrong and the GPU is judged as one no pod holds",
