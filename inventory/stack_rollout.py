@@ -2,8 +2,9 @@
 driver branch the ClusterPolicy tells the Operator to run precompiled. PURE.
 
 Where the ClusterPolicy already asks for a version at or above every fix a node's exposures
-name, and the node still runs below it, setting the version again changes nothing: the fix is
-to let the Operator finish rolling it out (inventory/stack_managers.py says who upgrades what).
+name (past the bound of a range whose fix is unknown), and the node still runs below it,
+setting the version again changes nothing: the fix is to let the Operator finish rolling it
+out (inventory/stack_managers.py says who upgrades what).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from inventory.bulletins.csaf.versions import compare, parse_version
+from inventory.patching.targets import closed_bound
 from inventory.patching.versions import driver_branch
 from inventory.snapshot import GpuOperatorPolicy
 from inventory.stack_managers import OPERATOR, UpgradePath
@@ -42,9 +44,18 @@ def _asked_past(desired: str, exposure: dict) -> bool:
         _fix_for(desired, exposure),
         str(exposure.get("installed") or ""),
     )
-    if not parse_version(fixed) or not parse_version(installed):
+    if not parse_version(installed) or compare(installed, desired) >= 0:
         return False
-    return compare(desired, fixed) >= 0 and compare(installed, desired) < 0
+    if parse_version(fixed):
+        return compare(desired, fixed) >= 0
+    # No fixed version known for it, but a range closed above on the node's branch: a version
+    # past the bound on that branch closes it (inventory.patching.targets; NVIDIA 5703's R535
+    # row, its fix a typo the import drops). A version on another branch is judged by its own.
+    bound = closed_bound(exposure)
+    same_branch = exposure.get("component") != "driver" or (
+        driver_branch(desired) == driver_branch(installed)
+    )
+    return bound is not None and same_branch and bound.cleared_by(desired)
 
 
 def _fix_for(desired: str, exposure: dict) -> str:

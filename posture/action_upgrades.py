@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from inventory.patching.rollout import component_key, highest_version
+from inventory.patching.targets import ClosedBound, Target, target, unfixed
 
 if TYPE_CHECKING:
     from posture.actions import ActionFinding
@@ -26,23 +27,34 @@ COMPONENT_NAMES = {
 OPERATOR = "gpu_operator"
 
 
-def _moves(finding: ActionFinding) -> tuple[tuple[str, str | None], ...]:
-    """The component moves that close a stack finding: (component key, target version)."""
+def _exposures(finding: ActionFinding) -> list[dict]:
     listed = finding.evidence.get("exposures") or finding.evidence.get("late_exposures") or []
-    fixed: dict[str, list[str]] = defaultdict(list)
-    for exposure in listed:
-        key = component_key(exposure)
-        fixed[key]  # a component with no published fix still needs the move
-        if exposure.get("fixed_version"):
-            fixed[key].append(str(exposure["fixed_version"]))
-    return tuple((k, highest_version(v) if v else None) for k, v in sorted(fixed.items()))
+    return [e for e in listed if isinstance(e, dict)]
+
+
+def _moves(finding: ActionFinding) -> tuple[str, ...]:
+    """The components (the driver by branch) whose move closes a stack finding."""
+    return tuple(sorted({component_key(e) for e in _exposures(finding)}))
+
+
+def _targets(members: list[ActionFinding]) -> dict[str, Target]:
+    """component key -> where the members' moves of it go: the highest fixed version any
+    names, past every closed bound whose fixed version is unknown (inventory.patching.targets),
+    else past that bound."""
+    exposures: dict[str, list[dict]] = defaultdict(list)
+    for finding in members:
+        for exposure in _exposures(finding):
+            exposures[component_key(exposure)].append(exposure)
+    return {key: target(listed) for key, listed in exposures.items()}
 
 
 def unfixed_exposures(finding: ActionFinding) -> list[dict]:
-    """The exposures of a stack finding no version closes (the vendor names no fix): while
-    one stays the finding stays open, whatever the pool is upgraded to."""
-    listed = finding.evidence.get("exposures") or finding.evidence.get("late_exposures") or []
-    return [e for e in listed if isinstance(e, dict) and not e.get("fixed_version")]
+    """The exposures of a stack finding no version closes: the vendor says it has no fix, or
+    names no fixed version for a range with no upper end. While one stays the finding stays
+    open, whatever the pool is upgraded to. A range closed above whose fixed version is
+    unknown (NVIDIA 5703's R535 vGPU Manager row, its fix a typo the import drops) is not one:
+    any version past its bound closes it."""
+    return [e for e in _exposures(finding) if unfixed(e)]
 
 
 def component_name(key: str) -> str:
@@ -58,65 +70,57 @@ def _component_order(item: tuple[str, object]) -> tuple[int, str]:
 
 
 def upgrade_title(members: list[ActionFinding], where: str) -> str:
-    """ "Upgrade the X to v and the Y to w on pool p": every move of a per-node component the
+    """ "Upgrade the X to v and the Y past w on pool p": every move of a per-node component the
     pool's findings need, each to the highest fixed version any of them names (as the rollout
-    plan targets). The GPU Operator is not one (operator_clause says it)."""
-    fixed = _fixed_versions(members)
-    fixed.pop(OPERATOR, None)
+    plan targets), or past the bound of a range whose fixed version is unknown where no named
+    version passes it. The GPU Operator is not one (operator_clause says it)."""
+    targets = _targets(members)
+    targets.pop(OPERATOR, None)
     hosts = _vgpu_hosts(members)
     parts = [
-        f"{_named(k, hosts)} to {highest_version(v) if v else 'a fixed version'}"
-        for k, v in sorted(fixed.items(), key=_component_order)
+        f"{_named(k, hosts)} {t.words()}" for k, t in sorted(targets.items(), key=_component_order)
     ]
     return f"Upgrade {_listed(parts) or 'the GPU stack'} on {where}"
-
-
-def _fixed_versions(members: list[ActionFinding]) -> dict[str, list[str]]:
-    """component key -> the fixed versions the members' moves name (none: no version named)."""
-    fixed: dict[str, list[str]] = defaultdict(list)
-    for finding in members:
-        for key, version in _moves(finding):
-            fixed[key].extend([version] if version else [])
-    return fixed
 
 
 def operator_only(finding: ActionFinding) -> bool:
     """Every move that closes the finding is the GPU Operator's own upgrade: a change to the
     cluster's one Operator Deployment, not to the pool's nodes."""
     moves = _moves(finding)
-    return bool(moves) and all(key == OPERATOR for key, _ in moves)
+    return bool(moves) and all(key == OPERATOR for key in moves)
 
 
 def _operator_target(members: list[ActionFinding]) -> tuple[str, str]:
-    """(version, where it runs) of the GPU Operator move the members name: the highest fixed
-    version, and the Deployment (`upgrade_by.gpu_operator`) the sync saw it in, if recorded."""
-    versions = _fixed_versions(members).get(OPERATOR) or []
+    """(where to, where it runs) of the GPU Operator move the members name: "to" the highest
+    fixed version (or past a bound), and the Deployment (`upgrade_by.gpu_operator`) the sync
+    saw it in, if recorded."""
+    moved = _targets(members).get(OPERATOR) or Target(None)
     seen = sorted({str(upgrade_by(f).get(OPERATOR) or "") for f in members} - {""})
-    return (highest_version(versions) if versions else "a fixed version"), ", ".join(seen)
+    return moved.words(), ", ".join(seen)
 
 
 def operator_upgrade_title(members: list[ActionFinding]) -> str:
     """ "Upgrade the GPU Operator to v (Deployment ns/name)": its findings on every node of
     the cluster close with the one Deployment's upgrade (the gpu-operator Helm release)."""
-    version, seen = _operator_target(members)
-    return f"Upgrade the GPU Operator to {version} ({seen or 'one for the cluster'})"
+    moved, seen = _operator_target(members)
+    return f"Upgrade the GPU Operator {moved} ({seen or 'one for the cluster'})"
 
 
 def operator_clause(members: list[ActionFinding]) -> str:
     """ ", with the GPU Operator itself to v (Deployment ns/name, one for the cluster)" where a
     pool's findings also need the Operator's upgrade: said apart from the pool, since the
     Deployment is the cluster's (upgrading it is no change "on pool p")."""
-    if OPERATOR not in _fixed_versions(members):
+    if not any(OPERATOR in _moves(f) for f in members):
         return ""
-    version, seen = _operator_target(members)
+    moved, seen = _operator_target(members)
     where = f"{seen}, one for the cluster" if seen else "one for the cluster"
-    return f", with the GPU Operator itself to {version} ({where})"
+    return f", with the GPU Operator itself {moved} ({where})"
 
 
 def _vgpu_hosts(members: list[ActionFinding]) -> str:
     """Whether the driver the members move is the vGPU Manager (a vGPU host's host driver,
     which STACK-001 names in `host_driver`): "all", "some" or ""."""
-    movers = [f for f in members if any(k.partition(" ")[0] == "driver" for k, _ in _moves(f))]
+    movers = [f for f in members if any(k.partition(" ")[0] == "driver" for k in _moves(f))]
     hosts = [f for f in movers if f.evidence.get("host_driver")]
     return "" if not hosts else "all" if len(hosts) == len(movers) else "some"
 
@@ -142,7 +146,7 @@ def upgrade_action_title(members: list[ActionFinding], where: str) -> str:
     waiting: set[str] = set()  # component keys some member still needs set
     for finding in members:
         pending = upgrade_by(finding).get("rollout_pending") or {}
-        for key, _version in _moves(finding):
+        for key in _moves(finding):
             asked = pending.get(key.partition(" ")[0]) if isinstance(pending, Mapping) else None
             if asked:
                 moved[key].add(str(asked))
@@ -185,19 +189,25 @@ def _without(finding: ActionFinding, keys: set[str]) -> ActionFinding:
     return finding._replace(evidence={**finding.evidence, field: kept})
 
 
-def hypervisor_upgrade(finding: ActionFinding) -> tuple[str, str] | None:
-    """(vGPU Manager version, its fix) of a STACK-001 on a vGPU guest's hypervisor Manager
-    (posture.rules.stack.hypervisor: evidence `where_to_fix`); None for any other finding."""
+def hypervisor_upgrade(finding: ActionFinding) -> tuple[str, ...] | None:
+    """(vGPU Manager version, its fix[, the bound to move past]) of a STACK-001 on a vGPU
+    guest's hypervisor Manager (posture.rules.stack.hypervisor: evidence `where_to_fix`,
+    `fixed_in`, `fixed_past`), the action's identity; None for any other finding. The bound
+    is there only where no fixed version passes it, so a move to a fixed version keeps the key
+    it had."""
     evidence = finding.evidence
     if not evidence.get("where_to_fix") or not evidence.get("vgpu_manager"):
         return None
-    return str(evidence["vgpu_manager"]), str(evidence.get("fixed_in") or "")
+    manager = (str(evidence["vgpu_manager"]), str(evidence.get("fixed_in") or ""))
+    past = "" if manager[1] else str(evidence.get("fixed_past") or "")
+    return (*manager, past) if past else manager
 
 
-def hypervisor_upgrade_title(version: str, fixed_in: str) -> str:
+def hypervisor_upgrade_title(version: str, fixed_in: str, past: str = "") -> str:
+    moved = Target(fixed_in or None, ClosedBound.parse(past)).words()
     return (
-        f"Upgrade the vGPU Manager {version} to {fixed_in or 'a fixed version'} on the "
-        "hypervisors of the vGPU guests that show it (outside the cluster)"
+        f"Upgrade the vGPU Manager {version} {moved} on the hypervisors of the vGPU guests "
+        "that show it (outside the cluster)"
     )
 
 

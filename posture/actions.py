@@ -8,9 +8,11 @@ An action is one change a platform team makes; it closes every finding in it at 
   are two actions, often for two owners. The GPU Operator's nodes in no pool are one wave
   together (one ClusterPolicy change moves them all; "on N nodes in no pool"), never one
   action per node. The title names each component move as the plan keys it (a
-  component, the driver by branch) with the highest fixed version named, and the change; a
-  finding with an exposure that has no fixed version is no upgrade's (it stays open after any):
-  it is its own action, to mitigate or replace;
+  component, the driver by branch) with the highest fixed version named (or "past" the bound
+  of a range closed above whose fixed version is unknown, where no named version passes it:
+  inventory.patching.targets), and the change; a finding with an exposure no version closes
+  (the vendor says it has no fix, or its range has no upper end and no fixed version) is no
+  upgrade's (it stays open after any): it is its own action, to mitigate or replace;
 - the vGPU Manager's upgrade on the hypervisors of vGPU guests (a STACK-001 whose evidence says
   `where_to_fix`: posture.rules.stack.hypervisor), per Manager version and fix, no pool's;
 - the GPU Operator's own upgrade (a finding whose only move is the Operator): one Deployment
@@ -209,7 +211,8 @@ def group_of(finding: ActionFinding, *, claim: bool = True) -> tuple[tuple[str, 
         title = f"Ingest GKE's managed DCGM metrics (Managed Prometheus) for {where}"
         return (cluster, "node", check, where), title
     if unfixed:
-        # No upgrade closes it: an exposure the vendor names no fixed version for stays.
+        # No upgrade closes it: an exposure the vendor says has no fix, or an open range with
+        # no fixed version, stays (a closed one closes past its bound: the pool's upgrade).
         names = sorted(
             {
                 f"{component_name(component_key(e))} {e.get('installed', '')}".strip()

@@ -30,6 +30,7 @@ from functools import cmp_to_key
 
 from inventory.bulletins.csaf.versions import compare, parse_version
 from inventory.patching.status import BELOW_BASELINE, CURRENT
+from inventory.patching.targets import closed_bound
 from inventory.patching.versions import driver_branch
 
 _NEVER = datetime.max.replace(tzinfo=UTC)  # an exposure without a date sorts as the newest
@@ -59,7 +60,7 @@ class Wave:
     cves: list[str]
     max_cvss: float | None
     reason: str
-    unfixed: list[str]  # "<key> <advisory>" exposures no fixed version closes: the target won't
+    unfixed: list[str]  # "<key> <advisory>" exposures the target does not close (none named)
     # Same keys as targets -> who upgrades it on the wave's nodes ("GPU Operator", "node
     # image", ...): several where the nodes differ, "not resolved" for a node synced before.
     upgrade_by: dict[str, list[str]] = field(default_factory=dict)
@@ -170,7 +171,7 @@ def _wave(number: int, pools: list[_Pool], reason: str) -> Wave:
     nodes = sorted((n for p in pools for n in p.nodes), key=lambda n: n.name)
     fixed: dict[str, list[str]] = defaultdict(list)
     running: dict[str, set[str]] = defaultdict(set)
-    unfixed: set[str] = set()
+    unfixed: list[tuple[str, dict]] = []  # (key, exposure) with no fixed version
     by: dict[str, set[str]] = defaultdict(set)
     for node in nodes:
         for exposure in node.exposures:
@@ -183,22 +184,35 @@ def _wave(number: int, pools: list[_Pool], reason: str) -> Wave:
             if version and parse_version(version):
                 fixed[key].append(version)
             else:
-                unfixed.add(f"{key} {exposure.get('advisory_id', '?')}")
+                unfixed.append((key, exposure))
+    targets = {key: _ascending(versions)[-1] for key, versions in sorted(fixed.items())}
     exposures = [e for p in pools for e in p.exposures]
     return Wave(
         number=number,
         label="canary" if number == 1 else f"wave {number}",
         pools=[p.name for p in pools],
         nodes=[n.name for n in nodes],
-        targets={key: _ascending(versions)[-1] for key, versions in sorted(fixed.items())},
+        targets=targets,
         rollback={key: _ascending(versions) for key, versions in sorted(running.items())},
         advisories=sorted({e["advisory_id"] for e in exposures if e.get("advisory_id")}),
         cves=sorted({cve for e in exposures for cve in e.get("cves") or ()}),
         max_cvss=_max_cvss(exposures, None),
         reason=reason,
-        unfixed=sorted(unfixed),
+        unfixed=_unfixed(unfixed, targets),
         upgrade_by={key: sorted(who) for key, who in sorted(by.items())},
     )
+
+
+def _unfixed(unfixed: list[tuple[str, dict]], targets: dict[str, str]) -> list[str]:
+    """ "<key> <advisory>" of the exposures with no fixed version the wave's target does not
+    close: all but a range closed above that the target passes (inventory.patching.targets:
+    NVIDIA 5703's R535 vGPU Manager row, its fix dropped as a typo, closes at 535.309.01)."""
+    listed = set()
+    for key, exposure in unfixed:
+        bound = closed_bound(exposure)
+        if bound is None or not (key in targets and bound.cleared_by(targets[key])):
+            listed.add(f"{key} {exposure.get('advisory_id', '?')}")
+    return sorted(listed)
 
 
 def _key(exposure: dict, node: RolloutNode) -> str:

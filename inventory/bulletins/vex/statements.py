@@ -31,6 +31,7 @@ from urllib.parse import quote
 
 from inventory.components import LABELS
 from inventory.patching.status import BRANCH_UNLISTED, Exposure, PatchStatus
+from inventory.patching.targets import Target, closed_range
 from inventory.patching.unread import VERSION_NOT_READ
 
 AFFECTED, NOT_AFFECTED, FIXED = "affected", "not_affected", "fixed"
@@ -207,6 +208,12 @@ def _action(product: Product, exposure: Exposure) -> str:
         if exposure.fixed_version
         else "once a fixed version is released (none is named yet)"
     )
+    bound = closed_range(exposure.affected, exposure.component, product.version or "")
+    if not exposure.fixed_version and bound is not None:
+        # A range closed above whose fixed version is unknown (NVIDIA 5703's R535 vGPU Manager
+        # row: its fix a typo the import drops): any version past the bound is out of it.
+        moved = Target(None, bound).words()
+        target = f"{moved} (no fixed version is named; versions {bound} are affected)"
     if not exposure.fixed_version and exposure.no_fix:
         return (
             f"No fixed {label.lower()} for node {product.node} ({product.version}): "

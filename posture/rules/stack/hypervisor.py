@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from inventory.patching.hypervisor import READ_FROM
-from inventory.patching.rollout import highest_version
 from inventory.patching.status import BELOW_BASELINE
+from inventory.patching.targets import target
 from inventory.snapshot import Node
 from posture.inputs import PostureInputs
 from posture.rules.common import sorted_nodes, tenants_on_node
@@ -44,8 +44,10 @@ def _draft(
     inputs: PostureInputs, node: Node, record: dict, exposures: list[dict], severity: str
 ) -> FindingDraft:
     version = str(record["version"])
-    fixed = [str(e["fixed_version"]) for e in exposures if e.get("fixed_version")]
-    fixed_in = highest_version(fixed) if fixed else None
+    # The highest fixed version named, when it passes every closed range whose fixed version
+    # is unknown (NVIDIA 5703's R535 row); else the bound to move past (inventory.patching.targets).
+    moved = target(exposures)
+    fixed_in = moved.version
     evidence = {
         "node": node.name,
         "host_driver": (
@@ -58,6 +60,7 @@ def _draft(
         "read_from": READ_FROM,
         "branch_label": record.get("branch_label"),
         "fixed_in": fixed_in,
+        "fixed_past": str(moved.past) if moved.past else None,
         "where_to_fix": WHERE_TO_FIX,
         "advisories": sorted({str(e.get("advisory_id")) for e in exposures}),
         "cves": sorted({c for e in exposures for c in e.get("cves") or ()}),

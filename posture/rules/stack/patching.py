@@ -3,12 +3,15 @@ the patch status inventory computed against imported bulletins."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 
 from gpuposture.base.labels import words
 from inventory.patching.driver_family import vgpu_host
+from inventory.patching.rollout import component_key, highest_version
 from inventory.patching.status import SEVERITY_ORDER
+from inventory.patching.targets import Target, closed_bound, target
 from inventory.snapshot import Node
 from inventory.stack_managers import UpgradePath
 from posture.inputs import PostureInputs
@@ -105,6 +108,25 @@ def _no_fix(exposures: list[dict]) -> list[dict]:
     return [{"advisory_id": advisory, "no_fix": said} for advisory, said in sorted(found)]
 
 
+def _targets(exposures: list[dict]) -> dict[str, Target]:
+    """component key (the driver by branch) -> where its move goes (inventory.patching.targets)."""
+    by_key: dict[str, list[dict]] = defaultdict(list)
+    for exposure in exposures:
+        by_key[component_key(exposure)].append(exposure)
+    return {key: target(listed) for key, listed in by_key.items()}
+
+
+def _bounded_by(exposures: list[dict], key: str) -> list[str]:
+    """The advisories whose closed range, fixed version unknown, the component moves past."""
+    return sorted(
+        {
+            str(e.get("advisory_id") or "")
+            for e in exposures
+            if component_key(e) == key and closed_bound(e) is not None
+        }
+    )
+
+
 def _exposures(inputs: PostureInputs, node: str, kinds: tuple[str, ...]) -> list[dict]:
     patch = inputs.patch.get(node) or {}
     return [e for e in patch.get("exposures", []) if e.get("component") in kinds]
@@ -130,12 +152,21 @@ def _below_draft(
     path: UpgradePath,
     parts: int,
 ) -> FindingDraft:
-    fixed = sorted({e["fixed_version"] for e in exposures if e.get("fixed_version")})
+    targets = _targets(exposures)
+    moved = [t.version for t in targets.values() if t.version]
     evidence = {
         "node": node.name,
         "components": sorted({_named(node, e) for e in exposures}),
         **_host_driver(node, exposures),
-        "move_to": fixed[-1] if fixed else None,
+        "move_to": highest_version(moved) if moved else None,
+        # A range closed above whose fixed version is unknown (NVIDIA 5703's R535 vGPU Manager
+        # row: its fix a typo the import drops) closes past its bound; where no fixed version
+        # named passes it, that bound, per component: no version is made up.
+        "move_past": [
+            {"component": key, "past": str(t.past), "advisories": _bounded_by(exposures, key)}
+            for key, t in sorted(targets.items())
+            if t.past is not None
+        ],
         # Who manages these components on the node, so how the upgrade is done: through the
         # GPU Operator, a new node image or host packages, a chart of its own, or unknown.
         "upgrade_by": upgrade_evidence(path, exposures, paths_of(inputs, node), node),
@@ -173,8 +204,9 @@ _SEVERITY_RULE = (
     "(critical when a fix addresses a critical CVE); high when a bulletin gives none."
 )
 _REMEDIATION = (
-    "Upgrade to the fixed version in the evidence (`move_to`), pool by pool: a canary pool "
-    "first, then waves, keeping the previous version noted for rollback. Upgrade each "
+    "Upgrade to the fixed version in the evidence (`move_to`; where it lists `move_past`, a "
+    "range whose fixed version is not named, to a version past that bound), pool by pool: a "
+    "canary pool first, then waves, keeping the previous version noted for rollback. Upgrade each "
     "component where it is managed, as `upgrade_by` in the evidence says: a component the GPU "
     "Operator deploys, through its ClusterPolicy (or Helm values, or a newer gpu-operator "
     "release); a driver or toolkit pre-installed on the node (ClusterPolicy `driver.enabled: "
@@ -193,7 +225,8 @@ _REMEDIATION = (
 _HYPERVISOR_REMEDIATION = (
     " Where the evidence's `where_to_fix` is the hypervisor, the vGPU Manager that hosts the "
     "VM is below the baseline: upgrade the vGPU Manager on that hypervisor (vSphere, KVM or "
-    "Citrix Hypervisor host, outside the cluster) to `fixed_in`, with a guest driver its "
+    "Citrix Hypervisor host, outside the cluster) to `fixed_in` (or past `fixed_past`), with "
+    "a guest driver its "
     "vGPU release supports; upgrading the guest does not close it."
 )
 
