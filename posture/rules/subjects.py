@@ -7,8 +7,9 @@ subject, its labels, the tenants affected and the exposure are set alike everywh
   into one finding (evidence `pods`, capped, and `replicas`, the count; exposure = pods);
   labels are the pod template's;
 - a node (`node_draft`): one finding per node whatever the number of tenants on it; labels
-  are the node's; exposure = its GPUs unless the check says otherwise. A bulletin exposure
-  on a node (`bulletin_draft`) is one per check and node;
+  are the node's; exposure = its GPUs unless the check says otherwise (posture.rules.node_gpus:
+  where the node's count is unknown, the GPUs its pods hold or its capacity lists). A bulletin
+  exposure on a node (`bulletin_draft`) is one per check and node;
 - a pair of parties on a node pool: co-tenancy, built in posture/rules/pairs.py on
   `subject_draft` below;
 - a namespace, a ConfigMap, an RBAC binding, a service account, a provider: one finding per
@@ -26,6 +27,7 @@ from inventory.owners import WorkloadRef, owner_chain, template_labels
 from inventory.snapshot import TEMPLATE_PHASE, Container, Node, Pod
 from posture.inputs import PostureInputs, TenantInfo
 from posture.rules.common import nodes_by_name
+from posture.rules.node_gpus import node_gpus
 from posture.rules.registry import Covered, FindingDraft
 from tenants.mapping import UNCLASSIFIED
 
@@ -83,11 +85,6 @@ def subject_draft(
 # --- nodes ---------------------------------------------------------------------------------
 
 
-def gpus_on(node: Node) -> int:
-    """Physical GPUs of the node (at least 1: a node that is a subject spans itself)."""
-    return max(1, node.gpu_count or 0)
-
-
 def node_named(inputs: PostureInputs, name: str) -> Node:
     """The snapshot's node of that name, or a bare one (telemetry may name a node the last
     inventory no longer has)."""
@@ -98,6 +95,7 @@ def node_draft(
     check_id: str,
     node: Node,
     *,
+    inputs: PostureInputs,
     tenants: Tenants,
     evidence: dict[str, Any],
     key: str = "",
@@ -106,8 +104,15 @@ def node_draft(
     exposure: int | None = None,
     covers: tuple[Covered, ...] = (),
 ) -> FindingDraft:
-    """One finding per node (and key), for every tenant on it; exposure = its GPUs.
-    `covers`: the node's narrower findings of the check it replaces (FindingDraft.covers)."""
+    """One finding per node (and key), for every tenant on it; exposure = its GPUs
+    (node_gpus: where its count is unknown, the GPUs the snapshot proves, said in the evidence's
+    `exposure_gpus` and `exposure_gpus_basis`). `covers`: the node's narrower findings of the
+    check it replaces (FindingDraft.covers)."""
+    if exposure is None:
+        gpus = node_gpus(inputs, node)
+        exposure = gpus.count
+        if gpus.basis:
+            evidence = {**evidence, "exposure_gpus": gpus.count, "exposure_gpus_basis": gpus.basis}
     return subject_draft(
         check_id,
         kind="Node",
@@ -118,7 +123,7 @@ def node_draft(
         title=title,
         severity=severity,
         labels=node.labels,
-        exposure=gpus_on(node) if exposure is None else exposure,
+        exposure=exposure,
         covers=covers,
     )
 

@@ -21,7 +21,7 @@ from posture.rules.subjects import node_draft
 from posture.services import findings_refresh
 from tenants.models import Tenant, TrustClass
 from tests.conftest import api_client
-from tests.posture.builders import gpu_node
+from tests.posture.builders import gpu_node, inputs
 
 pytestmark = pytest.mark.django_db
 DAY0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -39,7 +39,9 @@ def lab(personas):
 
 
 def draft(node: str = "n1"):
-    return node_draft("STACK-004", gpu_node(node), tenants=("a",), evidence={"node": node})
+    return node_draft(
+        "STACK-004", gpu_node(node), inputs=inputs(), tenants=("a",), evidence={"node": node}
+    )
 
 
 def score(cluster: Cluster, n: float, drafts: list) -> None:

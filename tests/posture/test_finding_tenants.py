@@ -16,7 +16,7 @@ from posture.rules.subjects import node_draft
 from posture.services import findings_refresh, scores_compute
 from tenants.models import Tenant, TrustClass
 from tests.conftest import api_client
-from tests.posture.builders import gpu_node
+from tests.posture.builders import gpu_node, inputs
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +30,9 @@ def world(personas):
 
 
 def draft(node: str, *tenants: str, check: str = "STACK-004"):
-    return node_draft(check, gpu_node(node), tenants=tenants, evidence={"node": node})
+    return node_draft(
+        check, gpu_node(node), inputs=inputs(), tenants=tenants, evidence={"node": node}
+    )
 
 
 def links() -> set[tuple[str, str]]:

@@ -25,7 +25,7 @@ from posture.scoring import finding_risk
 from posture.services import findings_refresh, scores_compute
 from tenants.models import Tenant, TrustClass
 from tests.conftest import api_client
-from tests.posture.builders import gpu_node, trust_class
+from tests.posture.builders import gpu_node, inputs, trust_class
 from tests.posture.test_rules_cross_tenant import BASE, binding, cluster_role, namespace
 
 SEARCH_NAMESPACES = tuple(f"search-{i}" for i in range(5))
@@ -127,7 +127,9 @@ def test_the_api_risk_of_the_finding_is_the_sum_of_its_contributions(world, pers
 
 def node(tenants: dict[str, int]):
     """A STACK-004 draft on a 4-GPU node for tenants a and b, with their own exposures."""
-    draft = node_draft("STACK-004", gpu_node("n1"), tenants=("a", "b"), evidence={"node": "n1"})
+    draft = node_draft(
+        "STACK-004", gpu_node("n1"), inputs=inputs(), tenants=("a", "b"), evidence={"node": "n1"}
+    )
     return replace(draft, tenant_exposures=tenants)
 
 

@@ -92,6 +92,7 @@ def unexplained_gpu_use(inputs: PostureInputs) -> Iterator[FindingDraft]:
         yield node_draft(
             "ATTR-001",
             node_named(inputs, h.hostname),
+            inputs=inputs,
             tenants=tenants_on_node(inputs, h.hostname),
             evidence=evidence,
             key=key,

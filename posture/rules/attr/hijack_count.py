@@ -66,6 +66,7 @@ def counted_draft(inputs: PostureInputs, counted: CountedHijack) -> FindingDraft
     return node_draft(
         "ATTR-001",
         node_named(inputs, node),
+        inputs=inputs,
         # Something runs on the node outside the scheduler: every tenant on it is suspect,
         # and exposed to it.
         tenants=tenants_on_node(inputs, node),

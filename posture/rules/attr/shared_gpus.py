@@ -75,10 +75,10 @@ def unattributable_utilisation(inputs: PostureInputs) -> Iterator[FindingDraft]:
                 shared.setdefault(holding.tenant.slug, []).append(holding)
         if shared:
             explained = _explained_by_env(inputs.telemetry.env_explained, node.name)
-            yield _attr_draft(node, dict(sorted(shared.items())), platform_pods, explained)
+            yield _attr_draft(inputs, node, dict(sorted(shared.items())), platform_pods, explained)
     for unmapped in inputs.telemetry.unmapped_nodes:
         yield _unmapped_draft(inputs, unmapped)
-    yield from _unknown_host_drafts(inputs.telemetry.unknown_hosts)
+    yield from _unknown_host_drafts(inputs, inputs.telemetry.unknown_hosts)
     yield from unknown_pod_drafts(inputs)
 
 
@@ -100,7 +100,7 @@ def _explained_by_env(runs: Iterable[Hijack], node: str) -> list[dict[str, Any]]
     ]
 
 
-def _unknown_host_drafts(runs: Iterable[Hijack]) -> Iterator[FindingDraft]:
+def _unknown_host_drafts(inputs: PostureInputs, runs: Iterable[Hijack]) -> Iterator[FindingDraft]:
     """Busy GPUs on a host the last inventory does not list: usage nobody can be said to hold,
     neither a tenant nor a hijacker, until a sync shows what runs there."""
     by_host: dict[str, list[Hijack]] = {}
@@ -132,7 +132,13 @@ def _unknown_host_drafts(runs: Iterable[Hijack]) -> Iterator[FindingDraft]:
             "usage nobody is known to hold"
         )
         yield node_draft(
-            "ATTR-002", Node(host), tenants=(), evidence=evidence, key="unknown-host", title=title
+            "ATTR-002",
+            Node(host),
+            inputs=inputs,
+            tenants=(),
+            evidence=evidence,
+            key="unknown-host",
+            title=title,
         )
 
 
@@ -155,11 +161,18 @@ def _unmapped_draft(inputs: PostureInputs, unmapped: UnmappedNode) -> FindingDra
     )
     tenants = tenants_on_node(inputs, node.name)
     return node_draft(
-        "ATTR-002", node, tenants=tenants, evidence=evidence, key="unmapped", title=title
+        "ATTR-002",
+        node,
+        inputs=inputs,
+        tenants=tenants,
+        evidence=evidence,
+        key="unmapped",
+        title=title,
     )
 
 
 def _attr_draft(
+    inputs: PostureInputs,
     node: Node,
     shared: dict[str, list[GpuHolding]],
     platform_pods: int,
@@ -194,4 +207,6 @@ def _attr_draft(
         f"GPU usage on node {node.name} ({', '.join(modes)}) cannot be attributed per "
         f"workload: tenants {', '.join(shared)}"
     )
-    return node_draft("ATTR-002", node, tenants=shared, evidence=evidence, title=title)
+    return node_draft(
+        "ATTR-002", node, inputs=inputs, tenants=shared, evidence=evidence, title=title
+    )

@@ -74,6 +74,7 @@ def silent_gpu_node(inputs: PostureInputs) -> Iterator[FindingDraft]:
         yield node_draft(
             "ATTR-003",
             node,
+            inputs=inputs,
             tenants=tenants,
             evidence=evidence,
             key="ATTR-003",

@@ -57,6 +57,7 @@ def unknown_pod_drafts(inputs: PostureInputs) -> Iterator[FindingDraft]:
         yield node_draft(
             "ATTR-002",
             node,
+            inputs=inputs,
             tenants=[tenants[s] for s in sorted(tenants)],
             evidence=evidence,
             key="unknown-pod",

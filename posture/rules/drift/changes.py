@@ -62,7 +62,7 @@ def _drafts(inputs: PostureInputs, check_id: str, gpu_wide: bool = False) -> Ite
             "key": key,
         }
         if kind == "Node":
-            yield node_draft(check_id, node_named(inputs, name), **facts)
+            yield node_draft(check_id, node_named(inputs, name), inputs=inputs, **facts)
         else:
             yield subject_draft(
                 check_id, kind=kind, namespace=namespace, name=name, exposure=len(nodes), **facts

@@ -101,7 +101,9 @@ def _taint_draft(inputs: PostureInputs, node: Node, tenants: list[TenantInfo]) -
     elif named := evidence.get("taints_naming_no_class"):
         # Meant as a class pool: the title says why it is none (a typo reads as a pool).
         title += f": {', '.join(named)} names no trust class"
-    return node_draft("K8S-002", node, tenants=tenants, evidence=evidence, title=title)
+    return node_draft(
+        "K8S-002", node, inputs=inputs, tenants=tenants, evidence=evidence, title=title
+    )
 
 
 def _conflicting(inputs: PostureInputs, node: Node) -> dict[str, Any]:

@@ -79,7 +79,14 @@ def _from_telemetry(inputs: PostureInputs) -> Iterator[FindingDraft]:
         tenants = sorted({s for s in (previous, next_) if s in inputs.tenants_by_slug})
         node = node_named(inputs, h.node)
         yield node_draft(
-            "LEAK-001", node, tenants=tenants, evidence=evidence, key=key, title=title, exposure=1
+            "LEAK-001",
+            node,
+            inputs=inputs,
+            tenants=tenants,
+            evidence=evidence,
+            key=key,
+            title=title,
+            exposure=1,
         )
 
 
@@ -144,6 +151,7 @@ def _from_sync_history(inputs: PostureInputs) -> Iterator[FindingDraft]:
         yield node_draft(
             "LEAK-001",
             node,
+            inputs=inputs,
             tenants=tenants,
             evidence=evidence,
             key=key,

@@ -139,7 +139,7 @@ def leftoverlocals_shared(inputs: PostureInputs) -> Iterator[FindingDraft]:
         if match is None:
             continue
         if users := gpu_users(inputs, node):
-            yield _leak_draft(node, match, users)
+            yield _leak_draft(inputs, node, match, users)
 
 
 @dataclass(frozen=True)
@@ -280,7 +280,9 @@ def reaches_every_device(pod: Pod) -> str | None:
     return None
 
 
-def _leak_draft(node: Node, match: dict[str, Any], users: list[GpuUser]) -> FindingDraft:
+def _leak_draft(
+    inputs: PostureInputs, node: Node, match: dict[str, Any], users: list[GpuUser]
+) -> FindingDraft:
     """One finding per node: the fix (a single tenant per node, or the vendor's update) is
     the node's, for every tenant that shares its GPUs. Tenants that only possibly meet
     (compute partitions whose GPU is not visible) are said apart from those that certainly
@@ -333,4 +335,6 @@ def _leak_draft(node: Node, match: dict[str, Any], users: list[GpuUser]) -> Find
         title = f"Tenants {', '.join(sure)} share {gpus} on node {node.name}"
         title += f"; {', '.join(maybe)} may share partitions of them" if maybe else ""
     tenants = [u.tenant for u in users]
-    return node_draft("LEAK-002", node, tenants=tenants, evidence=evidence, title=title)
+    return node_draft(
+        "LEAK-002", node, inputs=inputs, tenants=tenants, evidence=evidence, title=title
+    )

@@ -72,4 +72,6 @@ def mig_reconfiguration_unknown(inputs: PostureInputs) -> Iterator[FindingDraft]
             f"MIG reconfiguration of node {node.name} to {requested} {state}: its MIG layout "
             "is unknown"
         )
-        yield node_draft("SHARE-009", node, tenants=tenants, evidence=evidence, title=title)
+        yield node_draft(
+            "SHARE-009", node, inputs=inputs, tenants=tenants, evidence=evidence, title=title
+        )

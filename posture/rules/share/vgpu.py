@@ -71,7 +71,9 @@ def vgpu_best_effort(inputs: PostureInputs) -> Iterator[FindingDraft]:
         }
         names = ", ".join(f"{name} ({p.trust_class})" for name, p in needy.items())
         title = f"Tenants {names} run on vGPU node {node.name} ({VGPU_SCHEDULER_UNKNOWN})"
-        yield node_draft("SHARE-008", node, tenants=needy, evidence=evidence, title=title)
+        yield node_draft(
+            "SHARE-008", node, inputs=inputs, tenants=needy, evidence=evidence, title=title
+        )
 
 
 def needs_predictable_performance(trust_class: TrustClassInfo) -> bool:

@@ -95,7 +95,7 @@ def cdi_not_used(inputs: PostureInputs) -> Iterator[FindingDraft]:
         gap = cdi_gap(inputs, node)
         if gap is None:
             continue
-        draft = _cdi_draft(node, gap, tenants_on_node(inputs, node.name))
+        draft = _cdi_draft(inputs, node, gap, tenants_on_node(inputs, node.name))
         if gke_stack(inputs, node) and gap["cdi"] != "on":
             # Not the user's to change on GKE: said so, so the low finding reads as a fact.
             draft.evidence["injection"] = GKE_INJECTION
@@ -106,7 +106,9 @@ def cdi_not_used(inputs: PostureInputs) -> Iterator[FindingDraft]:
         yield draft
 
 
-def _cdi_draft(node: Node, gap: dict[str, Any], tenants: list[TenantInfo]) -> FindingDraft:
+def _cdi_draft(
+    inputs: PostureInputs, node: Node, gap: dict[str, Any], tenants: list[TenantInfo]
+) -> FindingDraft:
     evidence = {
         "node": node.name,
         "gpu_model": node.gpu_model,
@@ -117,6 +119,7 @@ def _cdi_draft(node: Node, gap: dict[str, Any], tenants: list[TenantInfo]) -> Fi
     return node_draft(
         "STACK-006",
         node,
+        inputs=inputs,
         tenants=tenants,
         evidence=evidence,
         title=(

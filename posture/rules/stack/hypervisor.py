@@ -77,6 +77,7 @@ def _draft(
         "STACK-001",
         node,
         key=KEY,
+        inputs=inputs,
         tenants=tenants_on_node(inputs, node.name),
         evidence=evidence,
         title=title,

@@ -82,7 +82,7 @@ def unknown_stack_versions(inputs: PostureInputs) -> Iterator[FindingDraft]:
             # installs it there (upgrade_by) decides, so a node image's toolkit is not sent
             # to the GPU Operator.
             draft = _stack_draft(
-                node, unknown, tenants_on_node(inputs, node.name), paths_of(inputs, node)
+                inputs, node, unknown, tenants_on_node(inputs, node.name), paths_of(inputs, node)
             )
             draft.evidence["make_known"] = make_known(
                 inputs.cluster, node, unknown, paths_of(inputs, node)
@@ -93,7 +93,11 @@ def unknown_stack_versions(inputs: PostureInputs) -> Iterator[FindingDraft]:
 
 
 def _stack_draft(
-    node: Node, unknown: list[str], tenants: list[TenantInfo], paths: dict[str, UpgradePath]
+    inputs: PostureInputs,
+    node: Node,
+    unknown: list[str],
+    tenants: list[TenantInfo],
+    paths: dict[str, UpgradePath],
 ) -> FindingDraft:
     components = node_components(node)
     evidence = {
@@ -116,6 +120,7 @@ def _stack_draft(
     return node_draft(
         "STACK-004",
         node,
+        inputs=inputs,
         tenants=tenants,
         evidence=evidence,
         title=f"GPU node {node.name}: unknown {', '.join(unknown)}"
@@ -167,10 +172,10 @@ def _stack_draft(
 def unreadable_gpu_config(inputs: PostureInputs) -> Iterator[FindingDraft]:
     for node in sorted_nodes(inputs):
         if node.unreadable_configs:
-            yield _unreadable_draft(node, tenants_on_node(inputs, node.name))
+            yield _unreadable_draft(inputs, node, tenants_on_node(inputs, node.name))
 
 
-def _unreadable_draft(node: Node, tenants: list[TenantInfo]) -> FindingDraft:
+def _unreadable_draft(inputs: PostureInputs, node: Node, tenants: list[TenantInfo]) -> FindingDraft:
     configs = [
         {
             "object": _object_name(p),
@@ -184,6 +189,7 @@ def _unreadable_draft(node: Node, tenants: list[TenantInfo]) -> FindingDraft:
     return node_draft(
         "STACK-007",
         node,
+        inputs=inputs,
         tenants=tenants,
         evidence={
             "node": node.name,

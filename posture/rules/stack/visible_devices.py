@@ -13,8 +13,9 @@ from inventory.snapshot import Node, SharingConfig
 from inventory.visible_devices import EnvvarAccess
 from posture.inputs import PostureInputs
 from posture.rules.common import sorted_nodes, tenants_on_node
+from posture.rules.node_gpus import node_gpus
 from posture.rules.registry import FindingDraft, check
-from posture.rules.subjects import gpus_on, node_draft, subject_draft
+from posture.rules.subjects import node_draft, subject_draft
 
 
 def node_envvar_access(inputs: PostureInputs, node: Node) -> EnvvarAccess:
@@ -117,7 +118,9 @@ def _node_finding(inputs: PostureInputs, node: Node, access: EnvvarAccess) -> Fi
     title = (
         f"Node {node.name} gives GPUs to unprivileged pods that name them in NVIDIA_VISIBLE_DEVICES"
     )
-    return node_draft("STACK-008", node, tenants=tenants, evidence=evidence, title=title)
+    return node_draft(
+        "STACK-008", node, inputs=inputs, tenants=tenants, evidence=evidence, title=title
+    )
 
 
 def _group_finding(
@@ -131,15 +134,24 @@ def _group_finding(
     tenant_gpus: dict[str, int] = {}
     for node, _ in members:
         for tenant in tenants_on_node(inputs, node.name):
-            tenant_gpus[tenant.slug] = tenant_gpus.get(tenant.slug, 0) + gpus_on(node)
+            tenant_gpus[tenant.slug] = (
+                tenant_gpus.get(tenant.slug, 0) + node_gpus(inputs, node).count
+            )
     first, access = members[0]
     names = [node.name for node, _ in members]
-    gpus = sum(gpus_on(node) for node, _ in members)
+    gpus = sum(node_gpus(inputs, node).count for node, _ in members)
+    # Where a node's GPU count is unknown, how its GPUs were counted (node_gpus).
+    bases = {node.name: b for node, _ in members if (b := node_gpus(inputs, node).basis)}
     evidence = {
         "fix_in": f"{kind} {name}",
         "node_count": len(names),
         "nodes": names[:NODES_SHOWN],
         "gpus": gpus,
+        **(
+            {"exposure_gpus_basis_by_node": dict(list(bases.items())[:NODES_SHOWN])}
+            if bases
+            else {}
+        ),
         **access.evidence(),
         "facts_as_on_node": first.name,
         "why": WHY,
