@@ -19,6 +19,7 @@ ENABLED_FIELDS = {
     "device_plugin": "device_plugin_enabled",
     "dcgm_exporter": "dcgm_exporter_enabled",
     "mig_manager": "mig_manager_enabled",
+    "vgpu_manager": "vgpu_manager_enabled",  # the driver of a vm-vgpu node (stack_managers)
 }
 
 

@@ -45,7 +45,7 @@ from inventory.operator_nodes import NOT_MANAGED
 from inventory.patching.versions import bundled_dcgm, installed_version
 from inventory.snapshot import GpuOperatorPolicy, Node, Pod
 from inventory.sources.gke_managed import gke_managed_dcgm_image as gke_dcgm
-from inventory.sources.images import component_of, is_gke_device_plugin
+from inventory.sources.images import component_of, is_gke_device_plugin, is_vgpu_manager
 
 OPERATOR, PRE_INSTALLED, OWN_DEPLOYMENT, FIRMWARE, GKE, UNKNOWN = (
     "gpu_operator",
@@ -60,6 +60,7 @@ GKE_POOL_LABEL = "cloud.google.com/gke-nodepool"
 _GKE_INSTALLER = "nvidia-driver-installer"
 # The Operator's per-node deploy labels (it writes them on GPU nodes; "false" turns the
 # component off on that node, "pre-installed" says it found a host driver).
+VGPU_DEPLOY_LABEL = "nvidia.com/gpu.deploy.vgpu-manager"
 DEPLOY_LABELS = {
     "driver": "nvidia.com/gpu.deploy.driver",
     "container_toolkit": "nvidia.com/gpu.deploy.container-toolkit",
@@ -124,10 +125,14 @@ def upgrade_paths(
         # GKE's installer runs on the node: GKE installs its driver, whatever the Operator
         # might (it finds the driver there and labels the node pre-installed).
         paths["driver"] = _gke("driver", f"GKE's driver installer pod {installer} runs on it")
+    # driver.version and its upgrade policy are not the vGPU Manager's (its own version is an
+    # image tag the ClusterPolicy does not state as a driver version).
+    vgpu = is_vgpu_manager_pod(pods.get("driver"))
     for component, path in paths.items():
-        if path.managed_by == OPERATOR and desired.get(component):
+        vgpu_driver = component == "driver" and vgpu
+        if path.managed_by == OPERATOR and desired.get(component) and not vgpu_driver:
             paths[component] = replace(path, desired_version=desired[component])
-    if paths["driver"].managed_by == OPERATOR and spec is not None:
+    if paths["driver"].managed_by == OPERATOR and spec is not None and not vgpu:
         paths["driver"] = replace(paths["driver"], auto_upgrade=policy_auto_upgrade(policies))
     # The DCGM an exporter bundles moves with the exporter's image: its tag's DCGM part.
     exporter = paths["dcgm_exporter"]
@@ -159,6 +164,8 @@ def _path(
 ) -> UpgradePath:
     if component == "gpu_operator":
         return _operator_path(operator or "the GPU Operator")
+    if component == "driver" and pod is not None and is_vgpu_manager_pod(pod):
+        return _vgpu_manager_path(node, spec, operator, pod)
     label = node.labels.get(DEPLOY_LABELS[component], "").strip().lower()
     enabled = spec.get(component) if spec is not None else None
     section = f"ClusterPolicy spec.{SECTIONS[component]}.enabled"
@@ -186,6 +193,33 @@ def _path(
     if component == "device_plugin" and bottlerocket_nvidia(node.os_image) and not operators:
         return _host(node, component, f"no pod of it on the node; {BOTTLEROCKET_PLUGIN}")
     return _path_unknown(component)
+
+
+def is_vgpu_manager_pod(pod: Pod | None) -> bool:
+    """The GPU Operator's vGPU Manager: the driver of a node giving its GPUs to VMs as vGPUs."""
+    return pod is not None and any(is_vgpu_manager(c.image) for c in pod.containers)
+
+
+def _vgpu_manager_path(
+    node: Node, spec: Mapping[str, bool | None] | None, operator: str | None, pod: Pod
+) -> UpgradePath:
+    """The vGPU Manager's DaemonSet is the Operator's where it deploys one (ClusterPolicy
+    `vgpuManager`, node label gpu.deploy.vgpu-manager): its version is `vgpuManager.version`
+    (an image the user builds), never `driver.version`, which a vm-vgpu node does not run."""
+    enabled = spec.get("vgpu_manager") if spec is not None else None
+    label = node.labels.get(VGPU_DEPLOY_LABEL, "").strip().lower()
+    ours = operator is not None and enabled is not False and label != "false"
+    if ours and operator is not None and _in_operator_namespace(pod, operator):
+        return UpgradePath(
+            OPERATOR,
+            "gpu_operator",
+            "upgrade it through the GPU Operator: build the newer vGPU Manager image and set "
+            "ClusterPolicy `vgpuManager.version` (or the gpu-operator Helm values) to it, and "
+            "let the Operator roll it out",
+            f"deployed by the GPU Operator ({operator}): its vGPU Manager pod "
+            f"{pod.namespace}/{pod.name}",
+        )
+    return _own(pod, "ClusterPolicy spec.vgpuManager.enabled" if enabled is False else "")
 
 
 def _path_unknown(component: str) -> UpgradePath:
